@@ -1,0 +1,58 @@
+# mcpsite — `make demo` runs the whole system with demo data; `make test` runs every test.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+PIP     := $(VENV)/bin/pip
+HOST    ?= 127.0.0.1
+PORT    ?= 8000
+# A Python >= 3.12: the pyenv shim (honours .python-version), python3.13/3.12, or pyenv's versions.
+PYTHON  ?= $(shell for c in python3 python3.13 python3.12 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -Vr); do \
+             command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v $$c; break; }; done)
+
+.PHONY: help venv demo serve worker test test-sqlite test-postgres conformance lint bench clean browsers
+
+help:
+	@echo "make demo   - install, migrate, seed demo data, print an API key, serve on http://$(HOST):$(PORT)"
+	@echo "make test   - every test on SQLite and on a throwaway PostgreSQL, plus the MCP conformance suite"
+	@echo "make lint   - ruff;  make bench - benchmarks (ratios)"
+
+$(VENV)/.installed: requirements.txt
+	@if [ -z "$(PYTHON)" ]; then echo "mcpsite needs Python >= 3.12 (python3.12 or python3.13 on PATH, or pyenv)." >&2; exit 1; fi
+	@echo "Creating $(VENV) with $(PYTHON)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PIP) install -q --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	@$(PY) manage.py migrate --noinput -v 0
+	@$(PY) manage.py createcachetable
+	@$(PY) manage.py seed_demo
+	@$(PY) manage.py collectstatic --noinput -v 0
+	@echo "Serving on http://$(HOST):$(PORT) (admin: /admin/, MCP: /mcp) with the task worker; Ctrl-C stops both."
+	@trap 'kill 0' EXIT INT TERM; \
+	  $(PY) manage.py db_worker --queue-name '*' & \
+	  $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --lifespan on --no-access-log
+
+test: venv browsers
+	@scripts/run-tests
+
+conformance: venv
+	@scripts/conformance
+
+browsers:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && { echo "Installing Debian chromium for the admin browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; } || true
+
+lint: venv
+	@$(VENV)/bin/ruff check .
+	@$(VENV)/bin/ruff format --check .
+
+bench: venv
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) var/*.sqlite3* var/mail var/static

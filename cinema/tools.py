@@ -1,0 +1,1 @@
+"""MCP tools of the cinema group (see ../shared/seeds)."""

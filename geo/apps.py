@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class GeoConfig(AppConfig):
+    name = "geo"
+
+    def ready(self) -> None:
+        from . import tools  # noqa: F401  (registers the MCP tools)

@@ -1,0 +1,1 @@
+"""MCP tools of the geo group (see ../shared/seeds)."""

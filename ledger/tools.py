@@ -1,0 +1,1 @@
+"""MCP tools of the ledger group (see ../shared/seeds)."""

@@ -1,0 +1,55 @@
+"""API-key authentication shared by every network transport."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+
+from mcpsite.models import ApiKey, key_digest
+
+from .errors import Unauthorized
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def bearer_token(header_value: str | None) -> str | None:
+    if not header_value:
+        return None
+    scheme, _, token = header_value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
+    """The active ApiKey for `raw_key`, or Unauthorized. Records use at most once a minute."""
+    if not raw_key:
+        raise Unauthorized()
+    api_key = ApiKey.objects.select_related("owner").filter(digest=key_digest(raw_key), is_active=True).first()
+    if api_key is None or not api_key.owner.is_active:
+        raise Unauthorized()
+    now = timezone.now()
+    if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        api_key.last_used_at = now
+    return api_key
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    """DRF authentication: `Authorization: Bearer <key>`; `request.auth` is the ApiKey."""
+
+    def authenticate(self, request):
+        token = bearer_token(request.META.get("HTTP_AUTHORIZATION"))
+        if token is None:
+            return None
+        try:
+            api_key = api_key_authenticate(raw_key=token)
+        except Unauthorized as exc:
+            raise AuthenticationFailed(exc.message) from None
+        return (api_key.owner, api_key)
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="mcpsite"'

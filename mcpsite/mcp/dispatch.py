@@ -1,0 +1,143 @@
+"""The one path from any transport to a tool: scope, rate, validation, run, error rendering, audit.
+
+Transports parse their wire format, build a `CallContext` and call `list_tools` / `call_tool`
+(or the `a*` variants from async code, which run the ORM in a worker thread). Nothing here knows a
+wire format; nothing in a transport knows a domain.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+
+from mcpsite.models import ToolCall
+
+from . import registry
+from .errors import InternalError, InvalidParams, MethodNotFound, RateLimited, ScopeDenied, ToolError
+from .jsonutil import to_jsonable
+from .limits import enforce_api_key_rate
+from .registry import CallContext, ToolSpec
+
+logger = logging.getLogger("mcpsite.mcp")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool's structured result; `is_error` for seed-shaped in-band errors (geo, reminders)."""
+
+    data: dict[str, Any]
+    is_error: bool = False
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def visible_groups(ctx: CallContext, groups: Iterable[str] | None) -> list[str]:
+    """The groups an endpoint serves (None: all), narrowed to the key's scopes."""
+    wanted = list(registry.GROUPS if groups is None else groups)
+    if ctx.api_key is None:
+        return wanted
+    return [g for g in wanted if ctx.api_key.allows(g)]
+
+
+def list_tools(ctx: CallContext, groups: Iterable[str] | None = None) -> list[ToolSpec]:
+    enforce_api_key_rate(ctx.api_key)
+    return registry.tools(visible_groups(ctx, groups))
+
+
+def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec:
+    if not isinstance(name, str) or not name:
+        raise InvalidParams("Tool name must be a non-empty string")
+    spec = registry.get(name)
+    if spec is None or (groups is not None and spec.group not in groups):
+        raise MethodNotFound(f"Unknown tool: {name}")
+    if ctx.api_key is not None and not ctx.api_key.allows(spec.group):
+        raise ScopeDenied(f"This API key may not use {spec.group} tools", data=f"Scope '{spec.group}' required")
+    return spec
+
+
+def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise InvalidParams("Arguments must be a JSON object")
+    error = next(iter(sorted(spec.validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
+    if error is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        raise InvalidParams(f"{where}: {error.message}" if where else error.message)
+    return arguments
+
+
+def call_tool(
+    ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None
+) -> ToolResult:
+    """Run one tool call. Raises ToolError for errors the transport renders as JSON-RPC errors."""
+    started = time.perf_counter()
+    outcome, error_code, spec_name = ToolCall.Outcome.OK, "", str(name)[:100]
+    try:
+        spec = _find(name, ctx, groups)
+        enforce_api_key_rate(ctx.api_key)
+        try:
+            arguments = validate_arguments(spec, arguments)
+            data = spec.func(arguments, ctx)
+        except ToolError as exc:
+            if spec.render_error is None:
+                raise
+            outcome, error_code = ToolCall.Outcome.ERROR, str(exc.code)
+            return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True)
+        return ToolResult(to_jsonable(data))
+    except RateLimited as exc:
+        outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(exc.code)
+        raise
+    except ScopeDenied as exc:
+        outcome, error_code = ToolCall.Outcome.DENIED, str(exc.code)
+        raise
+    except ToolError as exc:
+        outcome, error_code = ToolCall.Outcome.ERROR, str(exc.code)
+        raise
+    except Exception:
+        outcome, error_code = ToolCall.Outcome.INTERNAL, str(InternalError.code)
+        logger.exception("Tool %s failed (request %s)", spec_name, ctx.request_id)
+        raise InternalError(data={"request_id": ctx.request_id}) from None
+    finally:
+        _audit(ctx, spec_name, outcome, error_code, started)
+
+
+def _audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float) -> None:
+    # Names, codes and timings only: arguments may hold passwords and are never stored.
+    try:
+        ToolCall.objects.create(
+            api_key=ctx.api_key,
+            transport=ctx.transport,
+            tool=tool,
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            outcome=outcome,
+            error_code=error_code,
+            request_id=ctx.request_id,
+        )
+    except Exception:  # the audit must never turn a finished call into a failure
+        logger.exception("Could not record tool call %s (request %s)", tool, ctx.request_id)
+
+
+def _in_thread(func):
+    def run(*args, **kwargs):
+        close_old_connections()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    # thread_sensitive=False: calls from different clients run in parallel worker threads.
+    return sync_to_async(run, thread_sensitive=False)
+
+
+acall_tool = _in_thread(call_tool)
+alist_tools = _in_thread(list_tools)

@@ -1,0 +1,93 @@
+"""Seed-style JSON-RPC 2.0, shared by `POST /rpc` (cinema seed) and the WebSocket (reminders seed).
+
+Methods: `initialize`, `ping`, `tools/list`, `tools/call`, and — on /rpc — a tool's own name with its
+arguments as `params`, as the cinema seed's samples do. A tool call's `result` is the tool's own
+result object, exactly as the seeds show (not wrapped in MCP content blocks).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from mcp_types import LATEST_PROTOCOL_VERSION
+
+from . import dispatch
+from .errors import InvalidRequest, MethodNotFound, ParseError, ToolError
+from .registry import CallContext
+
+NO_ID = object()
+
+
+def parse(body: bytes | str) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParseError(data=f"Invalid JSON: {exc}") from None
+
+
+def error_response(request_id: Any, error: ToolError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None if request_id is NO_ID else request_id, "error": error.as_jsonrpc()}
+
+
+def _server_info() -> dict[str, Any]:
+    return {
+        "protocolVersion": LATEST_PROTOCOL_VERSION,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": settings.MCP_SERVER_NAME, "version": "1.0.0"},
+    }
+
+
+def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_tool_methods: bool) -> Any:
+    method, params = message["method"], message.get("params")
+    if method == "initialize":
+        return _server_info()
+    if method == "ping":
+        return {}
+    if method == "tools/list":
+        return {"tools": [spec.describe() for spec in dispatch.list_tools(ctx, groups)]}
+    if method == "tools/call":
+        if not isinstance(params, dict):
+            raise InvalidRequest(data="params must be an object with 'name' and 'arguments'")
+        return dispatch.call_tool(ctx, params.get("name"), params.get("arguments"), groups).data
+    if allow_tool_methods and not method.startswith(("tools/", "notifications/")):
+        if params is not None and not isinstance(params, dict):
+            raise InvalidRequest(data="params must be an object of named arguments")
+        return dispatch.call_tool(ctx, method, params, groups).data
+    raise MethodNotFound(data=f"Unknown method: {method}")
+
+
+def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_methods: bool) -> dict | None:
+    """Answer one JSON-RPC message; None for a notification."""
+    if not isinstance(message, dict):
+        return error_response(NO_ID, InvalidRequest(data="A request must be a JSON object"))
+    request_id = message.get("id", NO_ID)
+    if request_id is not NO_ID and not (request_id is None or isinstance(request_id, str | int)) or isinstance(
+        request_id, bool
+    ):
+        return error_response(NO_ID, InvalidRequest(data="id must be a string, a number or null"))
+    if message.get("jsonrpc") != "2.0":
+        return error_response(request_id, InvalidRequest(data='"jsonrpc" must be "2.0"'))
+    if not isinstance(message.get("method"), str) or not message["method"]:
+        return error_response(request_id, InvalidRequest(data='"method" must be a non-empty string'))
+    try:
+        result = _call(message, ctx, groups, allow_tool_methods)
+    except ToolError as exc:
+        return None if request_id is NO_ID else error_response(request_id, exc)
+    if request_id is NO_ID:
+        return None
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def handle_payload(payload: Any, ctx: CallContext, groups=None, *, allow_tool_methods: bool) -> Any:
+    """A single message or a batch array; None when nothing needs an answer."""
+    if isinstance(payload, list):
+        if not payload:
+            return error_response(NO_ID, InvalidRequest(data="Empty batch"))
+        if len(payload) > settings.MCP_MAX_BATCH:
+            return error_response(NO_ID, InvalidRequest(data=f"Batch larger than {settings.MCP_MAX_BATCH}"))
+        answers = [handle_one(m, ctx, groups, allow_tool_methods=allow_tool_methods) for m in payload]
+        return [a for a in answers if a is not None] or None
+    return handle_one(payload, ctx, groups, allow_tool_methods=allow_tool_methods)

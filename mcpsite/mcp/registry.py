@@ -1,0 +1,124 @@
+"""The tool registry: each app declares its tools once; every transport is built from here.
+
+An app's `tools.py` decorates plain synchronous functions with `@tool(...)`; the app's
+`AppConfig.ready()` imports that module. A tool function takes the validated arguments and the
+call context and returns a JSON-able dict (the seed's result); it raises `ToolError`s for failures.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from mcpsite.models import ApiKey
+
+    from .errors import ToolError
+
+GROUPS = ("cinema", "ledger", "geo", "merchant", "reminders")
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who is calling and how. `owner` is the API key's owner (or the stdio `--user`)."""
+
+    transport: str
+    request_id: str
+    api_key: ApiKey | None = None
+    owner: AbstractBaseUser | None = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    group: str
+    description: str
+    input_schema: dict[str, Any]
+    func: Callable[[dict[str, Any], CallContext], dict[str, Any]]
+    output_schema: dict[str, Any] | None = None
+    # For seeds with an in-band error shape (geo, reminders): ToolError -> the seed's result dict.
+    render_error: Callable[[ToolError], dict[str, Any]] | None = None
+    title: str | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+    @functools.cached_property
+    def validator(self) -> Draft202012Validator:
+        return Draft202012Validator(self.input_schema)
+
+    def describe(self) -> dict[str, Any]:
+        """The tools/list entry, in MCP's camelCase."""
+        entry: dict[str, Any] = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+        if self.title:
+            entry["title"] = self.title
+        if self.output_schema:
+            entry["outputSchema"] = self.output_schema
+        if self.annotations:
+            entry["annotations"] = self.annotations
+        return entry
+
+
+_tools: dict[str, ToolSpec] = {}
+
+
+def register(spec: ToolSpec) -> ToolSpec:
+    if spec.group not in GROUPS:
+        raise ValueError(f"Unknown tool group {spec.group!r}; expected one of {GROUPS}")
+    existing = _tools.get(spec.name)
+    if existing is not None and existing.func is not spec.func:
+        raise ValueError(f"Tool {spec.name!r} is registered twice")
+    Draft202012Validator.check_schema(spec.input_schema)
+    _tools[spec.name] = spec
+    return spec
+
+
+def tool(
+    *,
+    name: str,
+    group: str,
+    description: str,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any] | None = None,
+    render_error: Callable[[ToolError], dict[str, Any]] | None = None,
+    title: str | None = None,
+    annotations: dict[str, Any] | None = None,
+):
+    """Register the decorated function as an MCP tool; the function itself is returned unchanged."""
+
+    def decorator(func):
+        register(
+            ToolSpec(
+                name=name,
+                group=group,
+                description=description,
+                input_schema=input_schema,
+                func=func,
+                output_schema=output_schema,
+                render_error=render_error,
+                title=title,
+                annotations=annotations or {},
+            )
+        )
+        return func
+
+    return decorator
+
+
+def get(name: str) -> ToolSpec | None:
+    return _tools.get(name)
+
+
+def tools(groups: Iterable[str] | None = None) -> list[ToolSpec]:
+    """Registered tools in a stable order (by group, then registration order)."""
+    wanted = set(GROUPS if groups is None else groups)
+    return sorted((t for t in _tools.values() if t.group in wanted), key=lambda t: GROUPS.index(t.group))
+
+
+def unregister(name: str) -> None:
+    """For tests that register throwaway tools."""
+    _tools.pop(name, None)

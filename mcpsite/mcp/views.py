@@ -1,0 +1,132 @@
+"""Plain HTTP endpoints: seed JSON-RPC (`/rpc`), seed REST (`/mcp/tools/*`) and `/healthz`."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpResponse, JsonResponse
+from rest_framework.exceptions import APIException
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import dispatch, jsonrpc
+from .errors import InvalidParams, PayloadTooLarge, ToolError, Unauthorized, rest_status
+from .jsonutil import dumps
+from .registry import CallContext
+
+logger = logging.getLogger("mcpsite.mcp")
+
+
+def healthz(request):
+    checks = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as exc:  # report, don't raise: this page exists to say what is broken
+        checks["database"] = f"error: {type(exc).__name__}"
+    try:
+        cache.set("healthz", "1", 5)
+        checks["cache"] = "ok" if cache.get("healthz") == "1" else "error: value not stored"
+    except Exception as exc:
+        checks["cache"] = f"error: {type(exc).__name__}"
+    healthy = all(v == "ok" for v in checks.values())
+    return JsonResponse({"status": "ok" if healthy else "error", "checks": checks}, status=200 if healthy else 503)
+
+
+class _ToolEndpoint(APIView):
+    """Shared plumbing: auth, body size, JSON parsing; errors never escape as HTML or 500 pages."""
+
+    transport = "rpc"
+    parser_classes = []  # bodies are read raw, so malformed JSON gets our own error shape
+
+    def context(self, request) -> CallContext:
+        api_key = request.auth
+        if api_key is None and settings.MCP_REQUIRE_API_KEY:
+            raise Unauthorized()
+        return CallContext(
+            transport=self.transport,
+            request_id=dispatch.new_request_id(),
+            api_key=api_key,
+            owner=api_key.owner if api_key else None,
+        )
+
+    def body(self, request) -> bytes:
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if not length.isdigit() or int(length) > settings.MCP_MAX_BODY_BYTES:
+            raise PayloadTooLarge(data=f"The body may be at most {settings.MCP_MAX_BODY_BYTES} bytes")
+        return request.body
+
+    def handle_exception(self, exc):
+        if isinstance(exc, ToolError):
+            return self.error_response(exc)
+        if isinstance(exc, APIException) and exc.status_code == 401:
+            return self.error_response(Unauthorized())
+        return super().handle_exception(exc)
+
+    def error_response(self, error: ToolError) -> HttpResponse:
+        raise NotImplementedError
+
+
+def _json(data, status: int = 200) -> HttpResponse:
+    return HttpResponse(dumps(data), status=status, content_type="application/json; charset=utf-8")
+
+
+class JsonRpcView(_ToolEndpoint):
+    """`POST /rpc`: JSON-RPC 2.0 with a tool name as the method (the cinema seed's samples)."""
+
+    transport = "rpc"
+
+    def post(self, request):
+        ctx = self.context(request)
+        payload = jsonrpc.parse(self.body(request))
+        answer = jsonrpc.handle_payload(payload, ctx, allow_tool_methods=True)
+        if answer is None:
+            return HttpResponse(status=204)
+        return _json(answer, status=self._status(answer))
+
+    @staticmethod
+    def _status(answer) -> int:
+        # A lone request refused for auth, scope or rate keeps that HTTP status; others are 200.
+        if isinstance(answer, dict) and "error" in answer:
+            return {401: 401, 429: 429}.get(answer["error"]["code"], 200)
+        return 200
+
+    def error_response(self, error: ToolError) -> HttpResponse:
+        return _json(jsonrpc.error_response(None, error), status=error.http_status)
+
+
+class _RestView(_ToolEndpoint):
+    transport = "rest"
+
+    def arguments(self, request) -> dict:
+        raw = self.body(request)
+        payload = jsonrpc.parse(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise InvalidParams("The body must be a JSON object")
+        return payload
+
+    def error_response(self, error: ToolError) -> HttpResponse:
+        return _json({"error": error.as_jsonrpc()}, status=rest_status(error))
+
+
+class RestToolsListView(_RestView):
+    """`POST /mcp/tools/list` (the merchant seed's curl sample)."""
+
+    def post(self, request):
+        ctx = self.context(request)
+        self.arguments(request)
+        return _json({"tools": [spec.describe() for spec in dispatch.list_tools(ctx)]})
+
+
+class RestToolsCallView(_RestView):
+    """`POST /mcp/tools/call` with `{"name", "arguments"}`; the tool's result is the body."""
+
+    def post(self, request):
+        ctx = self.context(request)
+        payload = self.arguments(request)
+        result = dispatch.call_tool(ctx, payload.get("name"), payload.get("arguments"))
+        return _json(result.data)

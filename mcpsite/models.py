@@ -1,0 +1,81 @@
+"""Platform records: API keys (stored as digests) and the tool-call audit log."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+KEY_PREFIX = "mcp_"
+
+
+def key_digest(raw_key: str) -> str:
+    # Keys are 256-bit random strings, so a fast digest suffices (a slow hash would tax every call).
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def default_rate() -> str:
+    return settings.MCP_DEFAULT_RATE
+
+
+class ApiKey(models.Model):
+    name = models.CharField(max_length=100)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys")
+    prefix = models.CharField(max_length=16, help_text="The first characters of the key, to recognise it.")
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    scopes = models.JSONField(default=list, help_text="Tool groups this key may use.")
+    rate = models.CharField(max_length=20, default=default_rate, help_text="Requests per period, e.g. 100/m.")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "API key"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def generate() -> str:
+        return KEY_PREFIX + secrets.token_urlsafe(32)
+
+    def set_key(self, raw_key: str) -> None:
+        self.digest = key_digest(raw_key)
+        self.prefix = raw_key[:10]
+
+    def allows(self, group: str) -> bool:
+        return group in self.scopes
+
+
+class ToolCall(models.Model):
+    class Outcome(models.TextChoices):
+        OK = "ok", "ok"
+        ERROR = "error", "error"
+        DENIED = "denied", "denied"
+        RATE_LIMITED = "rate_limited", "rate limited"
+        INTERNAL = "internal", "internal error"
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
+    transport = models.CharField(max_length=10, db_index=True)
+    tool = models.CharField(max_length=100, db_index=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices, db_index=True)
+    error_code = models.CharField(max_length=40, blank=True)
+    request_id = models.CharField(max_length=64, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(outcome__in=["ok", "error", "denied", "rate_limited", "internal"]),
+                name="toolcall_outcome_valid",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} {self.outcome} ({self.request_id})"

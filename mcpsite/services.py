@@ -1,0 +1,37 @@
+"""Platform writes: API keys."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+
+from .mcp.registry import GROUPS
+from .models import ApiKey
+
+
+class ScopeError(ValueError):
+    pass
+
+
+def scopes_parse(*, text: str) -> list[str]:
+    """`cinema,ledger` or `all` -> a validated list of tool groups."""
+    if text.strip() in {"all", "*"}:
+        return list(GROUPS)
+    scopes = [s.strip() for s in text.split(",") if s.strip()]
+    unknown = sorted(set(scopes) - set(GROUPS))
+    if unknown:
+        raise ScopeError(f"Unknown scope(s): {', '.join(unknown)}. Choose from: {', '.join(GROUPS)}")
+    if not scopes:
+        raise ScopeError("At least one scope is required")
+    return scopes
+
+
+def api_key_create(*, name: str, owner, scopes: list[str], rate: str | None = None) -> tuple[ApiKey, str]:
+    """Create a key; returns the record and the raw key, which is shown once and never stored."""
+    raw_key = ApiKey.generate()
+    api_key = ApiKey(name=name, owner=owner, scopes=list(scopes), rate=rate or settings.MCP_DEFAULT_RATE)
+    api_key.set_key(raw_key)
+    with transaction.atomic():
+        api_key.full_clean(exclude=["digest"])
+        api_key.save()
+    return api_key, raw_key

@@ -1,0 +1,253 @@
+"""mcpsite settings: everything comes from the environment, with safe defaults for a laptop.
+
+Values are read here once; `mcpsite/checks.py` and each app's `checks.py` validate them so a bad
+configuration stops `manage.py check` with a clear message.
+"""
+
+import os
+from decimal import Decimal
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MCPSITE_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def env_raw(name: str, default):
+    """The raw string when set, else the default; converted and validated by the system checks."""
+    return os.environ.get(name, default)
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    # A per-checkout key on first run; production sets DJANGO_SECRET_KEY.
+    _key_file = VAR_DIR / "secret_key"
+    if not _key_file.exists():
+        import secrets
+
+        _key_file.write_text(secrets.token_urlsafe(50))
+        _key_file.chmod(0o600)
+    SECRET_KEY = _key_file.read_text().strip()
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "rest_framework",
+    "django_tasks_db",
+    "mcpsite",
+    "cinema",
+    "ledger",
+    "geo",
+    "merchant",
+    "reminders",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "mcpsite.urls"
+WSGI_APPLICATION = "mcpsite.wsgi.application"
+ASGI_APPLICATION = "mcpsite.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# Database: SQLite in var/ unless DATABASE_URL says otherwise (PostgreSQL in production).
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mcpsite.sqlite3'}"), conn_max_age=0
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # IMMEDIATE takes the write lock at BEGIN, so concurrent writers queue instead of failing on
+    # lock upgrade; WAL lets readers run beside the writer.
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", "") or None}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Cache: shared between processes (rate limits). The database cache by default, Redis when set.
+REDIS_URL = env_str("REDIS_URL") or env_str("CACHE_URL")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "mcpsite.cache.AtomicDatabaseCache",
+            "LOCATION": "mcpsite_cache",
+        }
+    }
+RATELIMIT_USE_CACHE = "default"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# Argon2id at the OWASP minimum first (see DESIGN.md: Django's defaults cap bookings at ~6/s here).
+PASSWORD_HASHERS = [
+    "mcpsite.hashers.OwaspArgon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+
+LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE", "ja")
+TIME_ZONE = "Asia/Tokyo"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# Mail: EMAIL_URL (smtp://user:pass@host:port?tls=1, console://, file:///path); the file backend by
+# default so a first run can show what was sent.
+EMAIL_URL = env_str("EMAIL_URL", f"file://{VAR_DIR / 'mail'}")
+
+
+def _mailer(url: str) -> dict:
+    """EMAIL_URL -> a Django 6.1 MAILERS entry."""
+    parts = urlsplit(url)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    backends = {
+        "smtp": "django.core.mail.backends.smtp.EmailBackend",
+        "submission": "django.core.mail.backends.smtp.EmailBackend",
+        "console": "django.core.mail.backends.console.EmailBackend",
+        "file": "django.core.mail.backends.filebased.EmailBackend",
+        "locmem": "django.core.mail.backends.locmem.EmailBackend",
+        "dummy": "django.core.mail.backends.dummy.EmailBackend",
+    }
+    options: dict = {}
+    if parts.scheme == "file":
+        options["file_path"] = unquote(parts.path)
+    if parts.scheme in {"smtp", "submission"}:
+        options = {
+            "host": parts.hostname or "localhost",
+            "port": parts.port or (587 if parts.scheme == "submission" else 25),
+            "username": unquote(parts.username or ""),
+            "password": unquote(parts.password or ""),
+            "use_tls": query.get("tls", "0") in {"1", "true"} or parts.scheme == "submission",
+            "use_ssl": query.get("ssl", "0") in {"1", "true"},
+        }
+    return {"BACKEND": backends.get(parts.scheme, parts.scheme), "OPTIONS": options}
+
+
+MAILERS = {"default": _mailer(EMAIL_URL)}
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "mcpsite <noreply@localhost>")
+
+# Tasks: the database backend and its db_worker deliver messages and reminders.
+TASKS = {"default": {"BACKEND": env_str("TASKS_BACKEND", "django_tasks_db.DatabaseBackend")}}
+
+# --- the MCP platform ---
+MCP_SERVER_NAME = "mcpsite"
+MCP_REQUIRE_API_KEY = env_bool("MCP_REQUIRE_API_KEY", True)
+MCP_DEFAULT_RATE = env_str("MCP_DEFAULT_RATE", "100/m")
+MCP_MAX_BODY_BYTES = int(env_raw("MCP_MAX_BODY_BYTES", 1_000_000))
+MCP_MAX_BATCH = int(env_raw("MCP_MAX_BATCH", 50))
+MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", False)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MCP_MAX_BODY_BYTES
+
+# --- cinema ---
+CINEMA_MAX_SEATS_PER_RESERVATION = int(env_raw("CINEMA_MAX_SEATS_PER_RESERVATION", 10))
+CINEMA_PASSWORD_RATE = env_str("CINEMA_PASSWORD_RATE", "5/15m")
+
+# --- geo (GaluchatAPI) ---
+GALUCHAT_BASE_URL = env_str("GALUCHAT_BASE_URL", "https://galuchat.nyatla.jp")
+GALUCHAT_TIMEOUT_MS = env_raw("GALUCHAT_TIMEOUT_MS", 10000)
+GALUCHAT_UNIT = env_raw("GALUCHAT_UNIT", "0.001")
+GALUCHAT_MAPSET_ADMIN = env_str("GALUCHAT_MAPSET_ADMIN", "ma10000")
+GALUCHAT_MAPSET_ESTAT = env_str("GALUCHAT_MAPSET_ESTAT", "estatremap10000")
+GALUCHAT_MAPSET_JARL = env_str("GALUCHAT_MAPSET_JARL", "ma10000")
+GALUCHAT_CACHE_TTL = env_raw("GALUCHAT_CACHE_TTL", 86400)
+GALUCHAT_MAX_POINTS_PER_REQUEST = env_raw("GALUCHAT_MAX_POINTS_PER_REQUEST", 1000)
+GALUCHAT_REQUESTS_PER_SECOND = env_raw("GALUCHAT_REQUESTS_PER_SECOND", 10)
+RESOLVE_POINTS_MAX_POINTS = env_raw("RESOLVE_POINTS_MAX_POINTS", 10000)
+
+# --- merchant ---
+MEILISEARCH_URL = env_str("MEILISEARCH_URL")
+MEILISEARCH_MASTER_KEY = env_str("MEILISEARCH_MASTER_KEY")
+MEILISEARCH_INDEX = env_str("MEILISEARCH_INDEX", "products")
+MEILISEARCH_TIMEOUT_S = float(env_raw("MEILISEARCH_TIMEOUT_S", 2))
+SHIPPING_FEE = Decimal(env_raw("SHIPPING_FEE", "500"))
+FREE_SHIPPING_THRESHOLD = Decimal(env_raw("FREE_SHIPPING_THRESHOLD", "5000"))
+TAX_RATE = Decimal(env_raw("TAX_RATE", "0.10"))
+MERCHANT_ID = env_str("MERCHANT_ID", "did:ap2:merchant:mugibo_merchant")
+MERCHANT_NAME = env_str("MERCHANT_NAME", "Demo Merchant")
+MERCHANT_SIGNING_KEY = env_str("MERCHANT_SIGNING_KEY")
+CART_EXPIRY_MINUTES = int(env_raw("CART_EXPIRY_MINUTES", 30))
+
+# --- reminders ---
+SMS_BACKEND = env_str("SMS_BACKEND", "")
+REMINDERS_MAX_DURATION_MIN = int(env_raw("REMINDERS_MAX_DURATION_MIN", 10080))
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["mcpsite.mcp.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "DEFAULT_RENDERER_CLASSES": ["mcpsite.mcp.jsonutil.CompactJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "UNAUTHENTICATED_USER": None,
+}

@@ -1,0 +1,127 @@
+"""Seed JSON-RPC over `POST /rpc`: results, errors, batches, auth, bad input."""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rpc(client, api_key):
+    _key, raw = api_key
+
+    def post(body, raw_key=raw, content_type="application/json"):
+        data = body if isinstance(body, str | bytes) else json.dumps(body)
+        headers = {"Authorization": f"Bearer {raw_key}"} if raw_key else {}
+        return client.post("/rpc", data=data, content_type=content_type, headers=headers)
+
+    return post
+
+
+def test_tool_name_as_method_returns_the_tool_result(rpc):
+    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "映画", "count": 2}})
+    assert response.status_code == 200
+    assert response.json() == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "映画映画", "transport": "rpc"}}
+    assert "映画映画" in response.content.decode()  # UTF-8, not \\u escapes
+
+
+def test_domain_error_is_rendered_as_the_seed_shows(rpc):
+    response = rpc({"jsonrpc": "2.0", "id": 5, "method": "test_conflict", "params": {}})
+    assert response.json()["error"] == {
+        "code": 409,
+        "message": "Seat conflict",
+        "data": {"conflicted_seats": ["A3"], "message": "Seat A3 is already reserved"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("{not json", -32700),
+        ("[]", -32600),
+        ('{"jsonrpc":"1.0","id":1,"method":"test_echo"}', -32600),
+        ('{"jsonrpc":"2.0","id":1,"method":"nope"}', -32601),
+        ('{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{}}', -32602),
+        ('{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{"text":5}}', -32602),
+        ('{"jsonrpc":"2.0","id":1,"method":"test_echo","params":[1]}', -32600),
+        ('{"jsonrpc":"2.0","id":{},"method":"test_echo"}', -32600),
+    ],
+)
+def test_bad_input_gets_a_specific_jsonrpc_error(rpc, body, code):
+    response = rpc(body)
+    assert response.status_code in (200, 400)
+    assert response.json()["error"]["code"] == code
+
+
+def test_unexpected_exception_reveals_nothing(rpc, caplog):
+    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_boom"})
+    error = response.json()["error"]
+    assert error["code"] == -32603
+    assert "secret internals" not in response.content.decode()
+    assert error["data"]["request_id"] in caplog.text
+
+
+def test_batch_answers_each_request_and_skips_notifications(rpc):
+    response = rpc(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}},
+            {"jsonrpc": "2.0", "method": "test_echo", "params": {"text": "b"}},
+            {"jsonrpc": "2.0", "id": 2, "method": "nope"},
+        ]
+    )
+    answers = response.json()
+    assert [a["id"] for a in answers] == [1, 2]
+    assert answers[1]["error"]["code"] == -32601
+
+
+def test_missing_or_wrong_key_is_401(rpc):
+    for raw in (None, "mcp_wrong"):
+        response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
+        assert response.status_code == 401
+        assert response.json()["error"] == {"code": 401, "message": "Invalid API key"}
+
+
+def test_tool_outside_scope_is_403(client, make_api_key):
+    _key, raw = make_api_key(scopes=["ledger"])
+    response = client.post(
+        "/rpc",
+        data={"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {raw}"},
+    )
+    assert response.json()["error"]["code"] == 403
+
+
+def test_rate_limit_answers_429(client, make_api_key):
+    _key, raw = make_api_key(rate="3/m")
+    codes = []
+    for _ in range(4):
+        response = client.post(
+            "/rpc",
+            data={"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}},
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {raw}"},
+        )
+        codes.append(response.status_code)
+    assert codes == [200, 200, 200, 429]
+    assert response.json()["error"] == {"code": 429, "message": "Rate limit exceeded"}
+
+
+def test_oversize_body_is_refused(rpc, settings):
+    settings.MCP_MAX_BODY_BYTES = 2048
+    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "x" * 5000}})
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == -32600
+
+
+def test_calls_are_audited_without_arguments(rpc):
+    from mcpsite.models import ToolCall
+
+    rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "hunter2"}})
+    rpc({"jsonrpc": "2.0", "id": 2, "method": "test_conflict"})
+    calls = list(ToolCall.objects.order_by("created_at", "id").values("tool", "transport", "outcome", "error_code"))
+    assert calls == [
+        {"tool": "test_echo", "transport": "rpc", "outcome": "ok", "error_code": ""},
+        {"tool": "test_conflict", "transport": "rpc", "outcome": "error", "error_code": "409"},
+    ]

@@ -1,0 +1,54 @@
+"""Throwaway tools that exercise the transports (test-only; never registered by the product)."""
+
+from mcpsite.mcp.errors import Conflict, ToolError
+from mcpsite.mcp.registry import ToolSpec, register, unregister
+
+ECHO_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "テキスト"},
+        "count": {"type": "integer", "minimum": 1},
+    },
+    "required": ["text"],
+}
+
+
+def _echo(args, ctx):
+    return {"echo": args["text"] * args.get("count", 1), "transport": ctx.transport}
+
+
+def _conflict(args, ctx):
+    raise Conflict("Seat conflict", data={"conflicted_seats": ["A3"], "message": "Seat A3 is already reserved"})
+
+
+def _boom(args, ctx):
+    raise RuntimeError("secret internals")
+
+
+def _inband(args, ctx):
+    raise ToolError("bad thing")
+
+
+SPECS = [
+    ToolSpec("test_echo", "cinema", "Echo text", ECHO_SCHEMA, _echo),
+    ToolSpec("test_conflict", "cinema", "Always conflicts", {"type": "object"}, _conflict),
+    ToolSpec("test_boom", "cinema", "Always crashes", {"type": "object"}, _boom),
+    ToolSpec(
+        "test_inband",
+        "reminders",
+        "Errors in band",
+        {"type": "object"},
+        _inband,
+        render_error=lambda e: {"status": "error", "error": e.message},
+    ),
+]
+
+
+def install():
+    for spec in SPECS:
+        register(spec)
+
+
+def uninstall():
+    for spec in SPECS:
+        unregister(spec.name)

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class MerchantConfig(AppConfig):
+    name = "merchant"
+
+    def ready(self) -> None:
+        from . import tools  # noqa: F401  (registers the MCP tools)

@@ -1,0 +1,1 @@
+"""MCP tools of the merchant group (see ../shared/seeds)."""

@@ -1,0 +1,1 @@
+"""MCP tools of the reminders group (see ../shared/seeds)."""
