@@ -75,3 +75,59 @@ def call_tool(tool_context):
         return dispatch.call_tool(ctx or tool_context, name, arguments or {}).data
 
     return call
+
+
+@pytest.fixture
+def browser_page():
+    """A headless Debian Chromium page driven by Playwright, for staff-facing admin pages.
+
+    Use with pytest-django's `live_server` (and `transactional_db`): log in through /admin/login/.
+    """
+    import os
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        pytest.fail("Debian chromium is not installed (make test installs it: apt-get install chromium)")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test
+    # itself are still synchronous, so Django's async-safety guard does not apply here.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        page = browser.new_page()
+        try:
+            yield page
+        finally:
+            browser.close()
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def admin_login(browser_page, live_server, django_user_model):
+    """admin_login() -> a Playwright page logged into the admin as a superuser."""
+
+    def login(username="staff", password="staff-password-123"):
+        if not django_user_model.objects.filter(username=username).exists():
+            django_user_model.objects.create_superuser(username=username, email="staff@example.com", password=password)
+        browser_page.goto(f"{live_server.url}/admin/login/")
+        browser_page.fill("#id_username", username)
+        browser_page.fill("#id_password", password)
+        browser_page.click("input[type=submit]")
+        browser_page.wait_for_url(f"{live_server.url}/admin/")
+        return browser_page
+
+    return login

@@ -1,5 +1,62 @@
-"""ASGI routing placeholder; replaced by the full router (MCP, WebSocket) below."""
+"""The ASGI application: MCP Streamable HTTP to the SDK, WebSocket to channels, the rest to Django.
 
+Django has no lifespan handler of its own; this router answers lifespan events and runs the SDK's
+session manager for the life of the process.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from channels.routing import ProtocolTypeRouter, URLRouter
 from django.core.asgi import get_asgi_application
+from django.urls import path
 
-application = get_asgi_application()
+from .mcp.http import McpHttpApp, mcp_groups_for_path
+from .mcp.websocket import McpWebSocketConsumer
+
+logger = logging.getLogger("mcpsite")
+
+django_app = get_asgi_application()
+channels_app = ProtocolTypeRouter(
+    {
+        "http": django_app,
+        # Auth is a Bearer header, which a browser page cannot set on a WebSocket, so a foreign
+        # Origin gains nothing; non-browser voice clients send no Origin at all.
+        "websocket": URLRouter(
+            [
+                path("ws", McpWebSocketConsumer.as_asgi()),
+                path("ws/<str:group>", McpWebSocketConsumer.as_asgi()),
+            ]
+        ),
+    }
+)
+
+
+class Application:
+    def __init__(self) -> None:
+        self.mcp = McpHttpApp()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http" and mcp_groups_for_path(scope["path"]) is not False:
+            await self.mcp(scope, receive, send)
+        else:
+            await channels_app(scope, receive, send)
+
+    async def _lifespan(self, receive, send) -> None:
+        message = await receive()
+        assert message["type"] == "lifespan.startup"
+        try:
+            async with self.mcp.lifespan():
+                await send({"type": "lifespan.startup.complete"})
+                message = await receive()  # lifespan.shutdown
+        except Exception as exc:
+            logger.exception("MCP session manager failed")
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+application = Application()

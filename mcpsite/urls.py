@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from .mcp import views
 
@@ -9,4 +9,5 @@ urlpatterns = [
     path("rpc", views.JsonRpcView.as_view(), name="rpc"),
     path("mcp/tools/list", views.RestToolsListView.as_view(), name="rest-tools-list"),
     path("mcp/tools/call", views.RestToolsCallView.as_view(), name="rest-tools-call"),
+    path("", include("reminders.urls")),
 ]

@@ -127,7 +127,7 @@ def _audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: 
         logger.exception("Could not record tool call %s (request %s)", tool, ctx.request_id)
 
 
-def _in_thread(func):
+def in_worker_thread(func):
     def run(*args, **kwargs):
         close_old_connections()
         try:
@@ -139,5 +139,5 @@ def _in_thread(func):
     return sync_to_async(run, thread_sensitive=False)
 
 
-acall_tool = _in_thread(call_tool)
-alist_tools = _in_thread(list_tools)
+acall_tool = in_worker_thread(call_tool)
+alist_tools = in_worker_thread(list_tools)

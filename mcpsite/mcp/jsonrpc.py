@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
-from mcp_types import LATEST_PROTOCOL_VERSION
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from . import dispatch
 from .errors import InvalidRequest, MethodNotFound, ParseError, ToolError
@@ -32,9 +32,10 @@ def error_response(request_id: Any, error: ToolError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None if request_id is NO_ID else request_id, "error": error.as_jsonrpc()}
 
 
-def _server_info() -> dict[str, Any]:
+def _server_info(params: Any) -> dict[str, Any]:
+    requested = params.get("protocolVersion") if isinstance(params, dict) else None
     return {
-        "protocolVersion": LATEST_PROTOCOL_VERSION,
+        "protocolVersion": requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
         "capabilities": {"tools": {"listChanged": False}},
         "serverInfo": {"name": settings.MCP_SERVER_NAME, "version": "1.0.0"},
     }
@@ -43,7 +44,7 @@ def _server_info() -> dict[str, Any]:
 def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_tool_methods: bool) -> Any:
     method, params = message["method"], message.get("params")
     if method == "initialize":
-        return _server_info()
+        return _server_info(params)
     if method == "ping":
         return {}
     if method == "tools/list":

@@ -1,0 +1,96 @@
+"""One low-level MCP SDK server, built from the registry, for Streamable HTTP and stdio.
+
+The SDK owns the protocol (initialize, sessions, ping, JSON-RPC framing); our handlers only turn
+tools/list and tools/call into dispatcher calls. `context_for` tells a handler who is calling: the
+HTTP app stores the authenticated key in the ASGI scope; stdio passes a fixed trusted context.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from django.conf import settings
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+
+from . import dispatch
+from .errors import INVALID_PARAMS, MethodNotFound, RateLimited, ToolError, Unauthorized
+from .jsonutil import dumps
+from .registry import CallContext, ToolSpec
+
+ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
+
+INSTRUCTIONS = (
+    "Business tools: cinema seats, double-entry books, Japanese administrative codes, shop search and "
+    "AP2 carts, reminders and messages. Tool results are JSON; errors carry a code and a message."
+)
+
+
+def _tool(spec: ToolSpec) -> types.Tool:
+    annotations = types.ToolAnnotations(**spec.annotations) if spec.annotations else None
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=annotations,
+    )
+
+
+def _text(data: Any) -> list[types.TextContent]:
+    # One compact, UTF-8 text copy for the model (the SDK's default copy is indented and \u-escaped).
+    return [types.TextContent(type="text", text=dumps(data))]
+
+
+def tool_error_result(error: ToolError) -> types.CallToolResult:
+    """A tool failure as MCP wants it: isError, the error as text, the same object structured."""
+    payload = error.as_jsonrpc()
+    return types.CallToolResult(content=_text(payload), structured_content=payload, is_error=True)
+
+
+def build_server(context_for: ContextFactory, *, name: str | None = None) -> Server:
+    async def on_list_tools(ctx, params) -> types.ListToolsResult:
+        call_ctx, groups = context_for(ctx)
+        try:
+            specs = await dispatch.alist_tools(call_ctx, groups)
+        except ToolError as exc:
+            raise MCPError(code=exc.code, message=exc.message, data=exc.data) from None
+        return types.ListToolsResult(tools=[_tool(spec) for spec in specs])
+
+    async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call_ctx, groups = context_for(ctx)
+        try:
+            result = await dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
+        except MethodNotFound as exc:
+            # MCP: an unknown tool is a protocol error (-32602), not a tool result.
+            raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
+        except (RateLimited, Unauthorized) as exc:
+            raise MCPError(code=exc.code, message=exc.message) from None
+        except ToolError as exc:
+            return tool_error_result(exc)
+        return types.CallToolResult(content=_text(result.data), structured_content=result.data, is_error=result.is_error)
+
+    async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        # Tools log to the server's own log; accepting the level keeps clients that set it working.
+        return types.EmptyResult()
+
+    async def on_completion(ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        # No prompts or resource templates take arguments here, so there is nothing to complete.
+        return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
+
+    with warnings.catch_warnings():
+        # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return Server(
+            name or settings.MCP_SERVER_NAME,
+            version="1.0.0",
+            instructions=INSTRUCTIONS,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            on_set_logging_level=on_set_logging_level,
+            on_completion=on_completion,
+        )

@@ -1,0 +1,111 @@
+"""stdio transport: the SDK's stdio server, answering clients that skip `initialize`.
+
+The ledger seed's smoke test pipes a lone `tools/list` into the server. The SDK refuses any request
+before `initialize`, so when the first request is something else we initialize on the client's
+behalf (a synthetic `initialize` + `notifications/initialized`) and drop the synthetic response.
+Normal clients that initialize themselves see the SDK's behaviour unchanged.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types.jsonrpc import JSONRPCNotification, JSONRPCRequest
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+from . import dispatch
+from .registry import CallContext
+from .server import build_server
+
+AUTO_INIT_ID = "mcpsite-auto-initialize"
+
+
+def _auto_initialize_messages() -> list[SessionMessage]:
+    params = {
+        "protocolVersion": LATEST_HANDSHAKE_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "stdio-client", "version": "0"},
+    }
+    return [
+        SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=AUTO_INIT_ID, method="initialize", params=params)),
+        SessionMessage(JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized")),
+    ]
+
+
+class _Pending:
+    """Requests forwarded to the server and not yet answered.
+
+    At EOF the SDK cancels whatever is in flight; `echo … | mcp_stdio` closes stdin at once, so the
+    input side stays open until every request it forwarded has been answered.
+    """
+
+    def __init__(self) -> None:
+        self.ids: set = set()
+        self.drained = anyio.Event()
+
+    def add(self, request_id) -> None:
+        self.ids.add(request_id)
+
+    def done(self, request_id) -> None:
+        self.ids.discard(request_id)
+        if not self.ids:
+            self.drained.set()
+
+    async def wait(self) -> None:
+        while self.ids:
+            self.drained = anyio.Event()
+            await self.drained.wait()
+
+
+async def _pump_in(source, sink, pending: _Pending) -> None:
+    first = True
+    async with sink:
+        async for item in source:
+            if isinstance(item, SessionMessage):
+                message = item.message
+                if first and isinstance(message, JSONRPCRequest) and message.method not in ("initialize", "ping"):
+                    for synthetic in _auto_initialize_messages():
+                        await sink.send(synthetic)
+                first = False
+                if isinstance(message, JSONRPCRequest):
+                    pending.add(message.id)
+            await sink.send(item)
+        await pending.wait()
+
+
+async def _pump_out(source, sink, pending: _Pending) -> None:
+    async with source, sink:
+        async for item in source:
+            request_id = getattr(item.message, "id", None)
+            if request_id is not None and not isinstance(item.message, JSONRPCRequest):
+                pending.done(request_id)
+            if request_id == AUTO_INIT_ID:
+                continue  # the answer to our synthetic initialize
+            await sink.send(item)
+
+
+def serve_stdio(*, groups: list[str] | None, owner=None) -> None:
+    """Serve MCP on stdin/stdout until stdin closes. stdio is trusted like any local process."""
+
+    def context_for(_ctx):
+        return CallContext(transport="stdio", request_id=dispatch.new_request_id(), owner=owner), groups
+
+    server = build_server(context_for)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+            out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
+            pending = _Pending()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_pump_in, read_stream, in_send, pending)
+                tg.start_soon(_pump_out, out_recv, write_stream, pending)
+                async with out_send:
+                    await server.run(in_recv, out_send, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+

@@ -1,0 +1,89 @@
+"""WebSocket transport at `/ws` and `/ws/<group>` (the reminders seed's voice clients).
+
+`Authorization: Bearer <key>` on the handshake. Each text frame is a JSON-RPC 2.0 message or batch
+(initialize, ping, tools/list, tools/call), answered as the seeds show. Without a valid key the first
+request is answered `{"code":401,"message":"Invalid API key"}` with its id, and the socket closes.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.db import close_old_connections
+
+from . import dispatch, jsonrpc
+from .auth import api_key_authenticate, bearer_token
+from .errors import InvalidRequest, ToolError, Unauthorized
+from .jsonutil import dumps
+from .registry import GROUPS, CallContext
+
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_UNKNOWN_GROUP = 4404
+
+
+def _in_thread(func):
+    def run(*args, **kwargs):
+        close_old_connections()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return sync_to_async(run, thread_sensitive=False)
+
+
+class McpWebSocketConsumer(AsyncWebsocketConsumer):
+    api_key = None
+    auth_error: ToolError | None = None
+    groups: list[str] | None = None
+
+    async def connect(self) -> None:
+        group = self.scope["url_route"]["kwargs"].get("group")
+        if group is not None and group not in GROUPS:
+            await self.close(code=CLOSE_UNKNOWN_GROUP)
+            return
+        self.groups = [group] if group else None
+        headers = dict(self.scope.get("headers") or [])
+        raw_key = bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
+        if raw_key is not None or settings.MCP_REQUIRE_API_KEY:
+            try:
+                self.api_key = await _in_thread(api_key_authenticate)(raw_key=raw_key)
+            except Unauthorized as exc:
+                self.auth_error = exc  # answered on the first request, with its id, as the seed shows
+        await self.accept()
+
+    async def receive(self, text_data=None, bytes_data=None) -> None:
+        if text_data is None:
+            await self._send(jsonrpc.error_response(None, InvalidRequest(data="Send JSON-RPC as text frames")))
+            return
+        if len(text_data.encode()) > settings.MCP_MAX_BODY_BYTES:
+            error = InvalidRequest(data=f"A message may be at most {settings.MCP_MAX_BODY_BYTES} bytes")
+            await self._send(jsonrpc.error_response(None, error))
+            return
+        try:
+            payload = jsonrpc.parse(text_data)
+        except ToolError as exc:
+            await self._send(jsonrpc.error_response(None, exc))
+            return
+        if self.auth_error is not None:
+            await self._refuse(payload)
+            return
+        ctx = CallContext(
+            transport="ws",
+            request_id=dispatch.new_request_id(),
+            api_key=self.api_key,
+            owner=self.api_key.owner if self.api_key else None,
+        )
+        answer = await _in_thread(jsonrpc.handle_payload)(payload, ctx, self.groups, allow_tool_methods=False)
+        if answer is not None:
+            await self._send(answer)
+
+    async def _refuse(self, payload) -> None:
+        first = payload[0] if isinstance(payload, list) and payload else payload
+        request_id = first.get("id") if isinstance(first, dict) else None
+        await self._send({"jsonrpc": "2.0", "id": request_id, "error": self.auth_error.as_jsonrpc()})
+        await self.close(code=CLOSE_UNAUTHORIZED)
+
+    async def _send(self, message) -> None:
+        await self.send(text_data=dumps(message))
