@@ -1,0 +1,97 @@
+"""A real server in a subprocess (uvicorn, migrated database, an API key) for interop tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LiveSite:
+    env: dict
+    key: str = ""
+    processes: list = field(default_factory=list)
+    urls: list = field(default_factory=list)
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=120
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
+        return result.stdout
+
+    def start_server(self) -> str:
+        port = free_port()
+        log = open(Path(self.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{port}.log", "w")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [PYTHON, "-m", "uvicorn", "mcpsite.tests.asgi_with_test_tools:application", "--port", str(port),
+             "--host", "127.0.0.1", "--lifespan", "on", "--no-access-log"],
+            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self.processes.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    self.urls.append(url)
+                    return url
+            except httpx2.HTTPError:
+                time.sleep(0.2)
+            if proc.poll() is not None:
+                break
+        raise RuntimeError(f"uvicorn did not start: {(Path(log.name)).read_text()}")
+
+    def stop(self) -> None:
+        for proc in self.processes:
+            proc.terminate()
+        for proc in self.processes:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def make_live_site(tmp_dir: Path) -> tuple[LiveSite, callable]:
+    """A migrated database of its own: a SQLite file, or a fresh PostgreSQL database in the PG pass."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_ALLOW"))}
+    env.update(MCPSITE_VAR_DIR=str(tmp_dir), PYTHONPATH=str(ROOT), LOG_LEVEL="WARNING")
+    cleanup = lambda: None  # noqa: E731
+    base_url = os.environ.get("DATABASE_URL", "")
+    if base_url.startswith("postgres"):
+        import psycopg
+
+        name = f"live_{uuid.uuid4().hex[:10]}"
+        admin_url = base_url.rsplit("/", 1)[0] + "/postgres"
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        env["DATABASE_URL"] = base_url.rsplit("/", 1)[0] + "/" + name
+
+        def cleanup():
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    else:
+        env.pop("DATABASE_URL", None)
+    site = LiveSite(env=env)
+    site.manage("migrate", "--noinput", "-v", "0")
+    site.manage("createcachetable")
+    site.key = site.manage("create_api_key", "--name", "interop", "--scopes", "all", "--owner", "interop", "--quiet").strip()
+    return site, cleanup

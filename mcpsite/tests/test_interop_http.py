@@ -1,0 +1,235 @@
+"""Streamable HTTP, stdio and WebSocket driven by clients nobody here wrote.
+
+The official `mcp` Python client (HTTP and stdio) and the `websockets` client talk to a real uvicorn
+process with the product's ASGI application (plus test-only tools).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import anyio
+import httpx2
+import pytest
+import websockets
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from .live import PYTHON, ROOT, make_live_site
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    live, cleanup = make_live_site(tmp_path_factory.mktemp("live"))
+    live.start_server()
+    yield live
+    live.stop()
+    cleanup()
+
+
+def run(coro_fn):
+    return anyio.run(coro_fn)
+
+
+async def _session(url, key, fn):
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await fn(session)
+
+
+def test_official_client_lists_and_calls_tools_over_http(site):
+    async def scenario(session):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        echo = await session.call_tool("test_echo", {"text": "映画", "count": 2})
+        conflict = await session.call_tool("test_conflict", {})
+        invalid = await session.call_tool("test_echo", {"count": "two"})
+        with pytest.raises(MCPError) as unknown:
+            await session.call_tool("no_such_tool", {})
+        await session.send_ping()
+        return tools, echo, conflict, invalid, unknown.value
+
+    tools, echo, conflict, invalid, unknown = run(lambda: _session(f"{site.urls[0]}/mcp", site.key, scenario))
+    assert tools["test_echo"].input_schema["required"] == ["text"]
+    assert tools["test_echo"].input_schema["properties"]["text"]["description"] == "テキスト"
+    assert echo.structured_content == {"echo": "映画映画", "transport": "http"}
+    assert echo.content[0].text == '{"echo":"映画映画","transport":"http"}'  # compact, not \\u-escaped
+    assert conflict.is_error and conflict.structured_content["code"] == 409
+    assert conflict.structured_content["data"]["conflicted_seats"] == ["A3"]
+    assert invalid.is_error and invalid.structured_content["code"] == -32602
+    assert unknown.error.code == -32602
+
+
+def test_group_endpoint_lists_only_that_group(site):
+    async def scenario(session):
+        return [t.name for t in (await session.list_tools()).tools]
+
+    names = run(lambda: _session(f"{site.urls[0]}/mcp/reminders", site.key, scenario))
+    assert "test_inband" in names and "test_echo" not in names
+
+
+def test_http_without_key_is_401_with_www_authenticate(site):
+    response = httpx2.post(f"{site.urls[0]}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.json()["error"] == {"code": 401, "message": "Invalid API key"}
+
+
+def test_dns_rebinding_host_is_refused(site):
+    response = httpx2.post(
+        f"{site.urls[0]}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        headers={"Authorization": f"Bearer {site.key}", "Host": "evil.example", "Accept": "application/json"},
+    )
+    assert response.status_code in (403, 421)
+
+
+def test_get_stream_opens_and_closes_without_hanging_the_server(site):
+    url = f"{site.urls[0]}/mcp"
+    headers = {"Authorization": f"Bearer {site.key}", "Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    with httpx2.Client(timeout=10) as http:
+        response = http.post(url, json=init, headers=headers)
+        session_id = response.headers["mcp-session-id"]
+        session_headers = {**headers, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+        http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session_headers)
+        with http.stream("GET", url, headers={**session_headers, "Accept": "text/event-stream"}) as stream:
+            assert stream.status_code == 200
+            assert stream.headers["content-type"].startswith("text/event-stream")
+        # The server still answers promptly after the stream was dropped.
+        ping = http.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=session_headers, timeout=5)
+        assert ping.status_code == 200
+        assert http.delete(url, headers=session_headers).status_code in (200, 204)
+
+
+def test_session_cannot_be_used_with_another_key(site):
+    other = site.manage("create_api_key", "--name", "other", "--owner", "someone", "--quiet").strip()
+    url = f"{site.urls[0]}/mcp"
+    accept = {"Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    response = httpx2.post(url, json=init, headers={**accept, "Authorization": f"Bearer {site.key}"})
+    stolen = {**accept, "Authorization": f"Bearer {other}", "mcp-session-id": response.headers["mcp-session-id"]}
+    assert httpx2.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=stolen).status_code == 404
+
+
+def test_official_client_over_stdio(site):
+    params = StdioServerParameters(command=PYTHON, args=["manage.py", "mcp_stdio"], env=site.env, cwd=str(ROOT))
+
+    async def scenario():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = [t.name for t in (await session.list_tools()).tools]
+                result = await session.call_tool("test_echo", {"text": "x"}) if "test_echo" in tools else None
+                return tools, result
+
+    tools, _ = run(scenario)
+    # stdio serves the product's tools (the test-only tools live in the uvicorn process only).
+    assert "test_echo" not in tools
+
+
+def test_stdio_answers_a_client_that_skips_initialize(site):
+    import subprocess
+
+    result = subprocess.run(
+        [PYTHON, "manage.py", "mcp_stdio", "--group", "ledger"],
+        input='{"jsonrpc":"2.0","method":"tools/list","id":1}\n',
+        cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1, result.stdout + result.stderr  # nothing but protocol messages on stdout
+    answer = json.loads(lines[0])
+    assert answer["id"] == 1 and isinstance(answer["result"]["tools"], list)
+
+
+def _ws_url(site, path="/ws"):
+    return site.urls[0].replace("http://", "ws://") + path
+
+
+def test_websocket_with_key_answers_jsonrpc(site):
+    async def scenario():
+        headers = {"Authorization": f"Bearer {site.key}"}
+        async with websockets.connect(_ws_url(site), additional_headers=headers) as ws:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": "req_1", "method": "initialize", "params": {}}))
+            init = json.loads(await ws.recv())
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": "req_2", "method": "tools/list"}))
+            listed = json.loads(await ws.recv())
+            call = {"jsonrpc": "2.0", "id": "req_123", "method": "tools/call",
+                    "params": {"name": "test_inband", "arguments": {}}}  # fmt: skip
+            await ws.send(json.dumps(call))
+            called = json.loads(await ws.recv())
+            await ws.send("{broken")
+            broken = json.loads(await ws.recv())
+            return init, listed, called, broken
+
+    init, listed, called, broken = run(scenario)
+    assert init["result"]["serverInfo"]["name"] == "mcpsite"
+    assert "test_echo" in [t["name"] for t in listed["result"]["tools"]]
+    assert called == {"jsonrpc": "2.0", "id": "req_123", "result": {"status": "error", "error": "bad thing"}}
+    assert broken["error"]["code"] == -32700
+
+
+@pytest.mark.parametrize("header", [None, "Bearer mcp_not_a_key"])
+def test_websocket_without_valid_key_gets_401_and_is_closed(site, header):
+    async def scenario():
+        headers = {"Authorization": header} if header else {}
+        async with websockets.connect(_ws_url(site), additional_headers=headers) as ws:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": "req_123", "method": "tools/list"}))
+            answer = json.loads(await ws.recv())
+            with pytest.raises(websockets.ConnectionClosed):
+                await ws.recv()
+            return answer
+
+    assert run(scenario) == {"jsonrpc": "2.0", "id": "req_123", "error": {"code": 401, "message": "Invalid API key"}}
+
+
+def test_rate_limit_is_shared_by_two_server_processes(site):
+    """Two uvicorn processes share the database cache: 12 calls at 10/m give exactly 10 answers and 2 refusals."""
+    second = site.urls[1] if len(site.urls) > 1 else site.start_server()
+    key = site.manage("create_api_key", "--name", "limited", "--rate", "10/m", "--quiet").strip()
+    codes = []
+    for i in range(12):
+        url = (site.urls[0], second)[i % 2]
+        response = httpx2.post(
+            f"{url}/rpc",
+            json={"jsonrpc": "2.0", "id": i, "method": "test_echo", "params": {"text": "x"}},
+            headers={"Authorization": f"Bearer {key}"},
+        )
+        codes.append(response.status_code)
+    assert codes.count(200) == 10 and codes.count(429) == 2
+    assert codes[-2:] == [429, 429]
+
+
+def test_websocket_rate_limit_answers_429_on_the_socket(site):
+    key = site.manage("create_api_key", "--name", "ws-limited", "--rate", "100/m", "--quiet").strip()
+
+    async def scenario():
+        async with websockets.connect(_ws_url(site), additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+            answers = []
+            for i in range(101):
+                call = {"jsonrpc": "2.0", "id": f"req_{i}", "method": "tools/call",
+                        "params": {"name": "test_echo", "arguments": {"text": "x"}}}  # fmt: skip
+                await ws.send(json.dumps(call))
+                answers.append(json.loads(await ws.recv()))
+            return answers
+
+    answers = run(scenario)
+    assert all("result" in a for a in answers[:100])
+    assert answers[100] == {"jsonrpc": "2.0", "id": "req_100", "error": {"code": 429, "message": "Rate limit exceeded"}}
+
+
