@@ -11,7 +11,7 @@ PORT    ?= 8000
 PYTHON  ?= $(shell for c in python3 python3.13 python3.12 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -Vr); do \
              command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v $$c; break; }; done)
 
-.PHONY: help venv demo serve worker test test-sqlite test-postgres conformance lint bench clean browsers
+.PHONY: help venv demo test conformance lint bench clean browsers
 
 help:
 	@echo "make demo   - install, migrate, seed demo data, print an API key, serve on http://$(HOST):$(PORT)"
@@ -43,9 +43,12 @@ test: venv browsers
 conformance: venv
 	@scripts/conformance
 
+# Debian chromium (Playwright drives it) and CJK fonts, so screenshots of the Japanese admin are legible.
 browsers:
-	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && { echo "Installing Debian chromium for the admin browser tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }; } || true
+	@if ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "Installing Debian chromium and fonts-noto-cjk for the admin browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
+	  else echo "Install Debian chromium and fonts-noto-cjk for the admin browser tests" >&2; fi; fi
 
 lint: venv
 	@$(VENV)/bin/ruff check .

@@ -76,9 +76,7 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
     return arguments
 
 
-def call_tool(
-    ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None
-) -> ToolResult:
+def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
     """Run one tool call. Raises ToolError for errors the transport renders as JSON-RPC errors."""
     started = time.perf_counter()
     outcome, error_code, spec_name = ToolCall.Outcome.OK, "", str(name)[:100]

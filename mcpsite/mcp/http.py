@@ -80,7 +80,11 @@ async def _send_json(send, status: int, body: dict, headers: list[tuple[bytes, b
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()), *headers],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
         }
     )
     await send({"type": "http.response.body", "body": payload})

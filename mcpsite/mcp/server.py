@@ -72,7 +72,9 @@ def build_server(context_for: ContextFactory, *, name: str | None = None) -> Ser
             raise MCPError(code=exc.code, message=exc.message) from None
         except ToolError as exc:
             return tool_error_result(exc)
-        return types.CallToolResult(content=_text(result.data), structured_content=result.data, is_error=result.is_error)
+        return types.CallToolResult(
+            content=_text(result.data), structured_content=result.data, is_error=result.is_error
+        )
 
     async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         # Tools log to the server's own log; accepting the level keeps clients that set it working.

@@ -9,7 +9,6 @@ Normal clients that initialize themselves see the SDK's behaviour unchanged.
 from __future__ import annotations
 
 import anyio
-
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import JSONRPCNotification, JSONRPCRequest
@@ -106,6 +105,3 @@ def serve_stdio(*, groups: list[str] | None, owner=None) -> None:
                     await server.run(in_recv, out_send, server.create_initialization_options())
 
     anyio.run(main)
-
-
-

@@ -9,7 +9,6 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import dispatch, jsonrpc

@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,40 +15,82 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ApiKey',
+            name="ApiKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('prefix', models.CharField(help_text='The first characters of the key, to recognise it.', max_length=16)),
-                ('digest', models.CharField(editable=False, max_length=64, unique=True)),
-                ('scopes', models.JSONField(default=list, help_text='Tool groups this key may use.')),
-                ('rate', models.CharField(default=mcpsite.models.default_rate, help_text='Requests per period, e.g. 100/m.', max_length=20)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_keys', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "prefix",
+                    models.CharField(help_text="The first characters of the key, to recognise it.", max_length=16),
+                ),
+                ("digest", models.CharField(editable=False, max_length=64, unique=True)),
+                ("scopes", models.JSONField(default=list, help_text="Tool groups this key may use.")),
+                (
+                    "rate",
+                    models.CharField(
+                        default=mcpsite.models.default_rate, help_text="Requests per period, e.g. 100/m.", max_length=20
+                    ),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_keys",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'API key',
-                'ordering': ['-created_at'],
+                "verbose_name": "API key",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='ToolCall',
+            name="ToolCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('transport', models.CharField(db_index=True, max_length=10)),
-                ('tool', models.CharField(db_index=True, max_length=100)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('outcome', models.CharField(choices=[('ok', 'ok'), ('error', 'error'), ('denied', 'denied'), ('rate_limited', 'rate limited'), ('internal', 'internal error')], db_index=True, max_length=20)),
-                ('error_code', models.CharField(blank=True, max_length=40)),
-                ('request_id', models.CharField(db_index=True, max_length=64)),
-                ('api_key', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='calls', to='mcpsite.apikey')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("transport", models.CharField(db_index=True, max_length=10)),
+                ("tool", models.CharField(db_index=True, max_length=100)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("ok", "ok"),
+                            ("error", "error"),
+                            ("denied", "denied"),
+                            ("rate_limited", "rate limited"),
+                            ("internal", "internal error"),
+                        ],
+                        db_index=True,
+                        max_length=20,
+                    ),
+                ),
+                ("error_code", models.CharField(blank=True, max_length=40)),
+                ("request_id", models.CharField(db_index=True, max_length=64)),
+                (
+                    "api_key",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="calls",
+                        to="mcpsite.apikey",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('outcome__in', ['ok', 'error', 'denied', 'rate_limited', 'internal'])), name='toolcall_outcome_valid')],
+                "ordering": ["-created_at"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("outcome__in", ["ok", "error", "denied", "rate_limited", "internal"])),
+                        name="toolcall_outcome_valid",
+                    )
+                ],
             },
         ),
     ]

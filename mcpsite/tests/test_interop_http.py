@@ -7,7 +7,6 @@ process with the product's ASGI application (plus test-only tools).
 from __future__ import annotations
 
 import json
-import os
 
 import anyio
 import httpx2
@@ -131,12 +130,11 @@ def test_official_client_over_stdio(site):
     params = StdioServerParameters(command=PYTHON, args=["manage.py", "mcp_stdio"], env=site.env, cwd=str(ROOT))
 
     async def scenario():
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = [t.name for t in (await session.list_tools()).tools]
-                result = await session.call_tool("test_echo", {"text": "x"}) if "test_echo" in tools else None
-                return tools, result
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = [t.name for t in (await session.list_tools()).tools]
+            result = await session.call_tool("test_echo", {"text": "x"}) if "test_echo" in tools else None
+            return tools, result
 
     tools, _ = run(scenario)
     # stdio serves the product's tools (the test-only tools live in the uvicorn process only).
@@ -233,3 +231,37 @@ def test_websocket_rate_limit_answers_429_on_the_socket(site):
     assert answers[100] == {"jsonrpc": "2.0", "id": "req_100", "error": {"code": 429, "message": "Rate limit exceeded"}}
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected_status"),
+    [
+        (b"{not json", "application/json", 400),
+        (b'{"jsonrpc":"2.0","id":1}', "application/json", 400),
+        (b"x" * 2_000_000, "application/json", 413),
+    ],
+)
+def test_http_bad_input_gets_a_specific_error_not_a_500(site, body, content_type, expected_status):
+    response = httpx2.post(
+        f"{site.urls[0]}/mcp",
+        content=body,
+        headers={
+            "Authorization": f"Bearer {site.key}",
+            "Content-Type": content_type,
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    assert response.status_code == expected_status
+    assert "Traceback" not in response.text
+
+
+def test_http_tool_arguments_of_the_wrong_type_are_a_tool_error(site):
+    async def scenario(session):
+        missing = await session.call_tool("test_echo", {})
+        wrong = await session.call_tool("test_echo", {"text": ["a"]})
+        boom = await session.call_tool("test_boom", {})
+        return missing, wrong, boom
+
+    missing, wrong, boom = run(lambda: _session(f"{site.urls[0]}/mcp", site.key, scenario))
+    assert missing.is_error and "'text' is a required property" in missing.structured_content["message"]
+    assert wrong.is_error and wrong.structured_content["message"].startswith("text:")
+    assert boom.is_error and boom.structured_content["code"] == -32603
+    assert "secret internals" not in boom.content[0].text

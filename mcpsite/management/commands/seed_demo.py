@@ -1,0 +1,99 @@
+"""Demo data for every app, an admin user and a fresh demo API key, with client configs to paste."""
+
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command, get_commands
+from django.core.management.base import BaseCommand
+
+from mcpsite.mcp.registry import GROUPS
+from mcpsite.models import ApiKey
+from mcpsite.services import api_key_create
+
+DEMO_KEY_NAME = "demo key"
+APP_SEEDS = [f"seed_{group}" for group in GROUPS]
+
+
+class Command(BaseCommand):
+    help = "Seed demo data for all apps, create the admin and demo users, and print a fresh demo API key."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1:8000", help="Where the site will be served.")
+
+    def handle(self, *args, host, **options):
+        users = get_user_model()
+        admin_password = os.environ.get("DEMO_ADMIN_PASSWORD") or self._admin_password()
+        admin, _ = users.objects.get_or_create(username="admin", defaults={"email": "admin@example.com"})
+        admin.is_staff = admin.is_superuser = True
+        admin.set_password(admin_password)
+        admin.save()
+        demo, _ = users.objects.get_or_create(username="demo", defaults={"email": "demo@example.com"})
+
+        available = get_commands()
+        for command in APP_SEEDS:
+            if command in available:
+                self.stdout.write(f"-- {command}")
+                call_command(command, stdout=self.stdout, stderr=self.stderr)
+
+        # A key is shown once, so each run replaces the previous demo key with a new one.
+        ApiKey.objects.filter(owner=demo, name=DEMO_KEY_NAME).delete()
+        _key, raw_key = api_key_create(name=DEMO_KEY_NAME, owner=demo, scopes=list(GROUPS))
+        self._print_connection(host, raw_key, admin_password)
+
+    def _admin_password(self) -> str:
+        # Kept in var/ so repeated `make demo` runs keep the same login.
+        path = Path(settings.VAR_DIR) / "demo_admin_password"
+        if not path.exists():
+            path.write_text(secrets.token_urlsafe(12))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def _print_connection(self, host: str, raw_key: str, admin_password: str) -> None:
+        root = Path(settings.BASE_DIR)
+        http_config = {
+            "mcpServers": {
+                "mcpsite": {
+                    "type": "http",
+                    "url": f"http://{host}/mcp",
+                    "headers": {"Authorization": f"Bearer {raw_key}"},
+                }
+            }
+        }
+        stdio_config = {
+            "mcpServers": {
+                "mcpsite-ledger": {
+                    "command": str(root / ".venv" / "bin" / "python"),
+                    "args": [str(root / "manage.py"), "mcp_stdio", "--group", "ledger"],
+                }
+            }
+        }
+        line = "=" * 78
+        self.stdout.write(
+            "\n".join(
+                [
+                    line,
+                    f"Admin:        http://{host}/admin/   user: admin   password: {admin_password}",
+                    f"Demo API key: {raw_key}",
+                    "              (shown once; only its digest is stored; `make demo` makes a new one each run)",
+                    f"MCP over HTTP:      http://{host}/mcp  (or /mcp/<group>: {', '.join(GROUPS)})",
+                    f"MCP over WebSocket: ws://{host}/ws     seed JSON-RPC: POST http://{host}/rpc",
+                    "",
+                    "Claude Desktop / Cursor (HTTP):",
+                    json.dumps(http_config, indent=2, ensure_ascii=False),
+                    "",
+                    "Claude Desktop (stdio, ledger tools):",
+                    json.dumps(stdio_config, indent=2, ensure_ascii=False),
+                    "",
+                    "Try it:",
+                    f"  curl -s http://{host}/rpc -H 'Authorization: Bearer {raw_key}' \\",
+                    '    -d \'{"jsonrpc":"2.0","id":1,"method":"get_movie_list","params":{}}\'',
+                    line,
+                ]
+            )
+        )
+        sys.stdout.flush()

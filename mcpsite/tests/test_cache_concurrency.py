@@ -1,0 +1,48 @@
+"""The rate-limit counter's increment is atomic across concurrent clients (PostgreSQL).
+
+Control: Django's own DatabaseCache (read, then write) loses increments under the same load,
+which is why django-ratelimit refuses it and why mcpsite ships AtomicDatabaseCache.
+"""
+
+import threading
+
+import pytest
+from django.core.cache.backends.db import DatabaseCache
+from django.db import connection
+
+from mcpsite.cache import AtomicDatabaseCache
+
+THREADS, HITS = 8, 15
+
+
+def hammer(cache_class) -> int:
+    cache = cache_class("mcpsite_cache", {})
+    cache.set("counter", 0, 300)
+    barrier = threading.Barrier(THREADS)
+
+    def worker():
+        try:
+            barrier.wait()
+            for _ in range(HITS):
+                cache.incr("counter")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return cache.get("counter")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_atomic_database_cache_counts_every_increment():
+    assert hammer(AtomicDatabaseCache) == THREADS * HITS
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_control_plain_database_cache_loses_increments():
+    assert hammer(DatabaseCache) < THREADS * HITS

@@ -1,0 +1,65 @@
+"""API keys, the health check, the audit log and the create_api_key command."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from mcpsite.mcp import dispatch
+from mcpsite.mcp.auth import api_key_authenticate
+from mcpsite.mcp.errors import ScopeDenied, Unauthorized
+from mcpsite.mcp.registry import CallContext
+from mcpsite.models import ApiKey, ToolCall, key_digest
+
+pytestmark = pytest.mark.django_db
+
+
+def test_key_is_stored_only_as_a_digest(api_key):
+    key, raw = api_key
+    stored = ApiKey.objects.get(pk=key.pk)
+    assert stored.digest == key_digest(raw) and raw not in (stored.digest, stored.prefix, str(stored.scopes))
+    assert api_key_authenticate(raw_key=raw) == stored
+
+
+def test_unknown_and_inactive_keys_are_refused(api_key):
+    key, raw = api_key
+    with pytest.raises(Unauthorized):
+        api_key_authenticate(raw_key=raw + "x")
+    ApiKey.objects.filter(pk=key.pk).update(is_active=False)
+    with pytest.raises(Unauthorized):
+        api_key_authenticate(raw_key=raw)
+
+
+def test_create_api_key_command_prints_the_key_once():
+    out = io.StringIO()
+    call_command("create_api_key", "--name", "N", "--scopes", "cinema,ledger", "--quiet", stdout=out)
+    raw = out.getvalue().strip()
+    key = api_key_authenticate(raw_key=raw)
+    assert key.scopes == ["cinema", "ledger"] and key.owner.username == "demo"
+    assert not key.owner.has_usable_password()
+
+
+def test_create_api_key_rejects_unknown_scopes():
+    with pytest.raises(CommandError, match="Unknown scope"):
+        call_command("create_api_key", "--name", "N", "--scopes", "cinema,shop")
+
+
+def test_scope_denial_is_audited(make_api_key):
+    key, _raw = make_api_key(scopes=["ledger"])
+    ctx = CallContext(transport="test", request_id="r1", api_key=key, owner=key.owner)
+    with pytest.raises(ScopeDenied):
+        dispatch.call_tool(ctx, "test_echo", {"text": "a"})
+    assert ToolCall.objects.get().outcome == "denied"
+
+
+def test_healthz_reports_database_and_cache(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "cache": "ok"}}
+
+
+def test_system_check_refuses_a_bad_rate(settings):
+    from mcpsite.checks import check_platform_settings
+
+    settings.MCP_DEFAULT_RATE = "lots"
+    assert [e.id for e in check_platform_settings(None)] == ["mcpsite.E001"]

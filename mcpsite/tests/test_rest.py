@@ -1,0 +1,76 @@
+"""The merchant seed's REST endpoints: `POST /mcp/tools/list` and `POST /mcp/tools/call`."""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def post(client, api_key):
+    _key, raw = api_key
+
+    def send(path, body, raw_key=raw):
+        data = body if isinstance(body, str) else json.dumps(body)
+        headers = {"Authorization": f"Bearer {raw_key}"} if raw_key else {}
+        return client.post(path, data=data, content_type="application/json", headers=headers)
+
+    return send
+
+
+def test_tools_list_with_an_empty_object(post):
+    response = post("/mcp/tools/list", {})
+    names = [t["name"] for t in response.json()["tools"]]
+    assert response.status_code == 200 and "test_echo" in names
+
+
+def test_tools_call_returns_the_tool_result_as_the_body(post):
+    response = post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "むぎぼー"}})
+    assert response.status_code == 200
+    assert response.json() == {"echo": "むぎぼー", "transport": "rest"}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ("{oops", 400, -32700),
+        ("[1, 2]", 400, -32602),
+        ({"name": "missing_tool", "arguments": {}}, 404, -32601),
+        ({"name": "test_echo", "arguments": {"text": 1}}, 400, -32602),
+        ({"name": "test_echo", "arguments": "text"}, 400, -32602),
+        ({"arguments": {}}, 400, -32602),
+        ({"name": "test_conflict"}, 409, 409),
+    ],
+)
+def test_errors_have_a_status_and_a_jsonrpc_error_object(post, body, status, code):
+    response = post("/mcp/tools/call", body)
+    assert response.status_code == status
+    assert response.json()["error"]["code"] == code
+
+
+def test_without_key_is_401(post):
+    response = post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "a"}}, raw_key=None)
+    assert response.status_code == 401
+    assert response.json() == {"error": {"code": 401, "message": "Invalid API key"}}
+
+
+def test_inactive_key_is_401(post, api_key):
+    key, raw = api_key
+    key.is_active = False
+    key.save()
+    assert post("/mcp/tools/list", {}, raw_key=raw).status_code == 401
+
+
+def test_scope_outside_the_key_is_403(client, make_api_key):
+    _key, raw = make_api_key(scopes=["geo"])
+    response = client.post(
+        "/mcp/tools/call",
+        data=json.dumps({"name": "test_echo", "arguments": {"text": "a"}}),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {raw}"},
+    )
+    assert response.status_code == 403
+    listed = client.post("/mcp/tools/list", data="{}", content_type="application/json",
+                         headers={"Authorization": f"Bearer {raw}"})  # fmt: skip
+    assert all(t["name"] != "test_echo" for t in listed.json()["tools"])
