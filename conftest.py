@@ -113,6 +113,11 @@ def browser_page():
             yield page
         finally:
             browser.close()
+            # Connections opened while Playwright's loop ran are invisible to pytest-django's
+            # teardown; close them (still inside the loop) so the PostgreSQL test database can be dropped.
+            from django.db import connections
+
+            connections.close_all()
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 

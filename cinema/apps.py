@@ -3,6 +3,7 @@ from django.apps import AppConfig
 
 class CinemaConfig(AppConfig):
     name = "cinema"
+    verbose_name = "Cinema"
 
     def ready(self) -> None:
-        from . import tools  # noqa: F401  (registers the MCP tools)
+        from . import checks, tools  # noqa: F401  (registers the system check and the MCP tools)

@@ -64,6 +64,31 @@ def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec
     return spec
 
 
+def _schema_message(error) -> str:
+    """A specific message that never echoes the offending value (it may be a password)."""
+    expected = error.validator_value
+    if error.validator == "required":
+        return error.message  # names the missing property only
+    if error.validator == "type":
+        types = expected if isinstance(expected, list) else [expected]
+        return f"must be of type {' or '.join(types)}"
+    if error.validator == "enum":
+        return f"must be one of {', '.join(map(str, expected))}"
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return f"unexpected properties: {', '.join(extra)}"
+    readable = {
+        "minimum": "must be at least", "maximum": "must be at most",
+        "exclusiveMinimum": "must be greater than", "exclusiveMaximum": "must be less than",
+        "minLength": "length must be at least", "maxLength": "length must be at most",
+        "minItems": "must have at least this many items:", "maxItems": "must have at most this many items:",
+        "pattern": "must match the pattern", "uniqueItems": "items must be unique", "format": "must be in format",
+    }  # fmt: skip
+    if error.validator in readable:
+        return f"{readable[error.validator]} {expected}" if error.validator != "uniqueItems" else readable["uniqueItems"]
+    return f"fails the schema rule '{error.validator}'"
+
+
 def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
@@ -72,7 +97,8 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
     error = next(iter(sorted(spec.validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
     if error is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
-        raise InvalidParams(f"{where}: {error.message}" if where else error.message)
+        message = _schema_message(error)
+        raise InvalidParams(f"{where}: {message}" if where else message)
     return arguments
 
 

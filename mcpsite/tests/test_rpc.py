@@ -125,3 +125,17 @@ def test_calls_are_audited_without_arguments(rpc):
         {"tool": "test_echo", "transport": "rpc", "outcome": "ok", "error_code": ""},
         {"tool": "test_conflict", "transport": "rpc", "outcome": "error", "error_code": "409"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"text": 12345678}, "text: must be of type string"),
+        ({"text": "a", "count": 0}, "count: must be at least 1"),
+        ({}, "'text' is a required property"),
+    ],
+)
+def test_validation_messages_are_specific_and_never_echo_the_value(rpc, params, expected):
+    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": params})
+    assert response.json()["error"]["message"] == expected
+    assert "12345678" not in response.content.decode()

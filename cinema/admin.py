@@ -1,0 +1,219 @@
+"""Staff admin: films, theaters with a seat-layout builder, shows with a seat map, reservations.
+
+Declarations only; the layout builder and the cancel action call the same services as the tools.
+Reservations are history: staff cancel them (recorded: who, when) but never edit them.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, Q
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+
+from mcpsite.mcp.errors import ToolError
+
+from . import selectors, services
+from .models import Movie, Reservation, Schedule, Theater
+
+
+@admin.register(Movie)
+class MovieAdmin(admin.ModelAdmin):
+    list_display = ["public_id", "title", "genre", "duration", "rating", "release_date"]
+    search_fields = ["public_id", "title", "title_key"]
+    list_filter = ["genre"]
+    readonly_fields = ["public_id"]
+    fields = ["public_id", "title", "genre", "duration", "rating", "description", "release_date"]
+
+
+# --- theaters: the seat-layout builder --------------------------------------------------------
+
+
+class SeatGridWidget(forms.CheckboxSelectMultiple):
+    """Checkboxes laid out as the theater's seat grid (ticked = blocked)."""
+
+    template_name = "admin/cinema/widgets/seat_grid.html"
+
+    def get_context(self, name, value, attrs):
+        context = super().get_context(name, value, attrs)
+        rows: dict[str, list] = {}
+        for _group, options, _index in context["widget"]["optgroups"]:
+            for option in options:
+                rows.setdefault(option["value"][0], []).append(option)
+        context["widget"]["seat_rows"] = list(rows.items())
+        return context
+
+
+class TheaterForm(forms.ModelForm):
+    blocked_seats = forms.MultipleChoiceField(
+        required=False,
+        widget=SeatGridWidget,
+        label="Blocked seats",
+        help_text="Tick the seats that are not for sale. After changing rows or columns, save to see the new grid.",
+    )
+
+    class Meta:
+        model = Theater
+        fields = ["name", "rows", "columns"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            seats = list(self.instance.seats.order_by("row", "column").values_list("label", "blocked"))
+            self.fields["blocked_seats"].choices = [(label, label) for label, _blocked in seats]
+            self.fields["blocked_seats"].initial = [label for label, blocked in seats if blocked]
+        else:
+            self.fields["blocked_seats"].help_text = "Save the theater first; then tick the seats to block."
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        # Ticks of seats that a shrink removes are dropped, not refused.
+        wanted = {f"{chr(65 + r)}{c}" for r in range(data["rows"]) for c in range(1, data["columns"] + 1)}
+        data["blocked_seats"] = set(data.get("blocked_seats") or []) & wanted
+        try:
+            services.theater_layout_check(
+                theater=self.instance if self.instance.pk else None,
+                rows=data["rows"],
+                columns=data["columns"],
+                blocked=data["blocked_seats"],
+            )
+        except ToolError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return data
+
+
+@admin.register(Theater)
+class TheaterAdmin(admin.ModelAdmin):
+    form = TheaterForm
+    list_display = ["public_id", "name", "rows", "columns", "seat_count", "blocked_count"]
+    search_fields = ["public_id", "name"]
+    readonly_fields = ["public_id"]
+    fields = ["public_id", "name", "rows", "columns", "blocked_seats"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(n_seats=Count("seats"), n_blocked=Count("seats", filter=Q(seats__blocked=True)))
+        )
+
+    @admin.display(description="seats", ordering="n_seats")
+    def seat_count(self, obj):
+        return obj.n_seats
+
+    @admin.display(description="blocked", ordering="n_blocked")
+    def blocked_count(self, obj):
+        return obj.n_blocked
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        services.theater_set_layout(
+            theater=obj, rows=obj.rows, columns=obj.columns, blocked=form.cleaned_data["blocked_seats"]
+        )
+
+
+# --- schedules: the seat map ------------------------------------------------------------------
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(admin.ModelAdmin):
+    list_display = ["public_id", "date", "start_time", "end_time", "movie", "theater", "sold"]
+    list_filter = ["date", "theater", "movie"]
+    date_hierarchy = "date"
+    search_fields = ["public_id", "movie__title"]
+    list_select_related = ["movie", "theater"]
+    autocomplete_fields = ["movie"]
+    readonly_fields = ["public_id", "seat_map"]
+    fields = ["public_id", "movie", "theater", "date", "start_time", "end_time", "seat_map"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(n_sold=Count("reserved_seats", filter=Q(reserved_seats__active=True)))
+        )
+
+    @admin.display(description="sold", ordering="n_sold")
+    def sold(self, obj):
+        return obj.n_sold
+
+    @admin.display(description="seat map")
+    def seat_map(self, obj):
+        if not obj.pk:
+            return "—"
+        return render_to_string("admin/cinema/seat_map.html", {"seat_map": selectors.seat_map_get(schedule=obj)})
+
+
+# --- reservations -----------------------------------------------------------------------------
+
+
+@admin.register(Reservation)
+class ReservationAdmin(admin.ModelAdmin):
+    list_display = [
+        "public_id",
+        "customer_name",
+        "show",
+        "seat_list",
+        "status",
+        "reserved_at",
+        "cancel_source",
+        "cancelled_by",
+    ]
+    list_filter = ["status", "schedule__date", "cancel_source", "schedule__theater"]
+    search_fields = ["public_id", "customer_name"]
+    date_hierarchy = "reserved_at"
+    list_select_related = ["schedule__movie", "schedule__theater", "cancelled_by"]
+    actions = ["cancel_reservations"]
+    # The password hash is never shown: staff need no password and a hash must not leak.
+    fields = [
+        "public_id",
+        "schedule",
+        "customer_name",
+        "seat_list",
+        "status",
+        "reserved_at",
+        "cancelled_at",
+        "cancel_source",
+        "cancelled_by",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("seats__seat")
+
+    def has_add_permission(self, request):
+        return False  # bookings are made through the tools (one path: the reservation service)
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # history is corrected by cancelling, not deleting
+
+    @admin.display(description="show", ordering="schedule__date")
+    def show(self, obj):
+        s = obj.schedule
+        return f"{s.public_id} {s.date} {s.start_time:%H:%M} {s.movie.title} / {s.theater.name}"
+
+    @admin.display(description="seats")
+    def seat_list(self, obj):
+        labels = sorted((rs.seat.row, rs.seat.column) for rs in obj.seats.all())
+        return format_html("{}", ", ".join(f"{row}{column}" for row, column in labels))
+
+    @admin.action(description="Cancel selected reservations (frees their seats)", permissions=["change"])
+    def cancel_reservations(self, request, queryset):
+        done, refused = 0, []
+        for reservation in queryset:
+            try:
+                services.reservation_cancel(
+                    reservation=reservation, source=Reservation.Source.STAFF, by_user=request.user
+                )
+            except ToolError as exc:
+                refused.append(f"{reservation.public_id}: {exc.detail}")
+                continue
+            self.log_change(request, reservation, "Cancelled by staff")
+            done += 1
+        if done:
+            self.message_user(request, f"Cancelled {done} reservation(s); their seats are free again.")
+        for message in refused:
+            self.message_user(request, message, level=messages.WARNING)

@@ -1,0 +1,26 @@
+"""System checks for the cinema settings: a bad value stops `manage.py check` with a clear message."""
+
+import re
+
+from django.conf import settings
+from django.core import checks
+
+RATE_RE = re.compile(r"^\d+/\d*[smhd]$")
+
+
+@checks.register()
+def check_cinema_settings(app_configs, **kwargs):
+    errors = []
+    seats = settings.CINEMA_MAX_SEATS_PER_RESERVATION
+    if not isinstance(seats, int) or not 1 <= seats <= 50:
+        errors.append(
+            checks.Error(
+                f"CINEMA_MAX_SEATS_PER_RESERVATION={seats!r} must be an integer from 1 to 50", id="cinema.E001"
+            )
+        )
+    rate = settings.CINEMA_PASSWORD_RATE
+    if not isinstance(rate, str) or not RATE_RE.match(rate) or rate.startswith("0/"):
+        errors.append(
+            checks.Error(f"CINEMA_PASSWORD_RATE={rate!r} is not a rate of wrong passwords like 5/15m", id="cinema.E002")
+        )
+    return errors

@@ -1,0 +1,215 @@
+"""Cinema records: films, theaters and their seats, shows (schedules), reservations.
+
+Public ids follow the seed (`m001`, `t01`, `s001`, `r20260220001`). The database itself refuses
+two active reservations of one seat in one show (a partial unique index on SQLite and PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import datetime
+import string
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+ROW_LETTERS = string.ascii_uppercase  # rows A…Z
+MAX_COLUMNS = 99
+
+
+def seat_label(row: str, column: int) -> str:
+    return f"{row}{column}"
+
+
+class PublicIdModel(models.Model):
+    """A seed-style public id (`m001`) derived from the primary key when none is given."""
+
+    id_prefix = ""
+    id_width = 3
+
+    public_id = models.CharField(max_length=20, unique=True, editable=False)
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if self.public_id:
+            return super().save(*args, **kwargs)
+        # A unique placeholder first: the pk (hence the id) is only known after the insert.
+        self.public_id = f"~{uuid.uuid4().hex[:16]}"
+        super().save(*args, **kwargs)
+        self.public_id = f"{self.id_prefix}{self.pk:0{self.id_width}d}"
+        type(self).objects.filter(pk=self.pk).update(public_id=self.public_id)
+        return None
+
+
+class Movie(PublicIdModel):
+    id_prefix = "m"
+
+    title = models.CharField(max_length=200)
+    # The title normalised for 表記揺れ-tolerant search (see cinema.search.normalize).
+    title_key = models.CharField(max_length=200, editable=False, db_index=True)
+    genre = models.CharField(max_length=50, blank=True)
+    duration = models.PositiveIntegerField(help_text="Running time in minutes.")
+    rating = models.DecimalField(max_digits=2, decimal_places=1, help_text="1.0–5.0")
+    description = models.TextField(blank=True)
+    release_date = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["public_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(rating__gte=1) & Q(rating__lte=5), name="cinema_movie_rating_1_5"),
+            models.CheckConstraint(condition=Q(duration__gte=1), name="cinema_movie_duration_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.title}"
+
+    def save(self, *args, **kwargs):
+        from .search import normalize
+
+        self.title_key = normalize(self.title)[:200]
+        return super().save(*args, **kwargs)
+
+
+class Theater(PublicIdModel):
+    id_prefix = "t"
+    id_width = 2
+
+    name = models.CharField(max_length=100, unique=True)
+    rows = models.PositiveSmallIntegerField(help_text="Rows A… (at most 26).")
+    columns = models.PositiveSmallIntegerField(help_text=f"Seats per row, 1… (at most {MAX_COLUMNS}).")
+
+    class Meta:
+        ordering = ["public_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(rows__gte=1) & Q(rows__lte=26), name="cinema_theater_rows_1_26"),
+            models.CheckConstraint(
+                condition=Q(columns__gte=1) & Q(columns__lte=MAX_COLUMNS), name="cinema_theater_columns_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Seat(models.Model):
+    theater = models.ForeignKey(Theater, on_delete=models.CASCADE, related_name="seats")
+    row = models.CharField(max_length=1)
+    column = models.PositiveSmallIntegerField()
+    label = models.CharField(max_length=4, help_text="Row letter and column, e.g. A1.")
+    blocked = models.BooleanField(default=False, help_text="Not for sale (broken, wheelchair space, …).")
+
+    class Meta:
+        ordering = ["theater", "row", "column"]
+        constraints = [
+            models.UniqueConstraint(fields=["theater", "label"], name="cinema_seat_unique_label"),
+            models.UniqueConstraint(fields=["theater", "row", "column"], name="cinema_seat_unique_position"),
+            models.CheckConstraint(condition=Q(column__gte=1), name="cinema_seat_column_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.theater_id}:{self.label}"
+
+
+class Schedule(PublicIdModel):
+    """One show of a film in a theater (times are local, Asia/Tokyo)."""
+
+    id_prefix = "s"
+
+    movie = models.ForeignKey(Movie, on_delete=models.PROTECT, related_name="schedules")
+    theater = models.ForeignKey(Theater, on_delete=models.PROTECT, related_name="schedules")
+    date = models.DateField(db_index=True)
+    start_time = models.TimeField()
+    end_time = models.TimeField(blank=True, help_text="Left empty: start time plus the film's running time.")
+
+    class Meta:
+        ordering = ["date", "start_time", "theater"]
+        constraints = [
+            models.UniqueConstraint(fields=["theater", "date", "start_time"], name="cinema_schedule_one_show_per_slot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.date} {self.start_time:%H:%M}"
+
+    def save(self, *args, **kwargs):
+        if self.end_time is None and self.start_time is not None and self.movie_id:
+            start = datetime.datetime.combine(datetime.date(2000, 1, 1), self.start_time)
+            self.end_time = (start + datetime.timedelta(minutes=self.movie.duration)).time()
+        return super().save(*args, **kwargs)
+
+    @property
+    def starts_at(self) -> datetime.datetime:
+        from django.utils import timezone
+
+        return timezone.make_aware(datetime.datetime.combine(self.date, self.start_time))
+
+
+class Reservation(models.Model):
+    class Status(models.TextChoices):
+        CONFIRMED = "confirmed", "confirmed"
+        CANCELLED = "cancelled", "cancelled"
+
+    class Source(models.TextChoices):
+        CUSTOMER = "customer", "customer (with password)"
+        STAFF = "staff", "staff (admin)"
+
+    public_id = models.CharField(max_length=20, unique=True, editable=False)
+    schedule = models.ForeignKey(Schedule, on_delete=models.PROTECT, related_name="reservations")
+    customer_name = models.CharField(max_length=100, blank=True)
+    # An argon2id hash (Django's hasher framework); the plain password is never stored or logged.
+    password_hash = models.CharField(max_length=200, editable=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.CONFIRMED, db_index=True)
+    reserved_at = models.DateTimeField(db_index=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    cancel_source = models.CharField(max_length=10, choices=Source.choices, blank=True)
+
+    class Meta:
+        ordering = ["-reserved_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["confirmed", "cancelled"]), name="cinema_res_status_valid"),
+            models.CheckConstraint(
+                condition=(Q(status="confirmed", cancelled_at__isnull=True, cancel_source=""))
+                | (Q(status="cancelled", cancelled_at__isnull=False) & ~Q(cancel_source="")),
+                name="cinema_res_cancellation_consistent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class ReservedSeat(models.Model):
+    """A seat of a reservation; `active` is cleared when the reservation is cancelled."""
+
+    reservation = models.ForeignKey(Reservation, on_delete=models.CASCADE, related_name="seats")
+    # Denormalised from the reservation so the partial unique index can cover it.
+    schedule = models.ForeignKey(Schedule, on_delete=models.PROTECT, related_name="reserved_seats")
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="reservations")
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [
+            # The guarantee against double booking: at most one active reservation per seat and show.
+            models.UniqueConstraint(
+                fields=["schedule", "seat"], condition=Q(active=True), name="cinema_one_active_booking_per_seat"
+            ),
+            models.UniqueConstraint(fields=["reservation", "seat"], name="cinema_reserved_seat_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reservation_id}:{self.seat_id}"
+
+
+class ReservationDayCounter(models.Model):
+    """The last sequence number handed out for reservation ids of one day (`r20260220` + `001`)."""
+
+    day = models.DateField(primary_key=True)
+    last = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.day}: {self.last}"

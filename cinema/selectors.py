@@ -1,0 +1,266 @@
+"""Reads: films showing, schedules with live seat counts, seat maps, popularity, seat suggestions.
+
+Every selector runs a fixed number of queries whatever the number of films, shows or seats
+(asserted in tests/test_selectors.py): counts are aggregated in SQL, seat states joined in Python
+from two flat queries.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from .models import Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
+from .search import match_score, normalize
+
+# Recommendation rule (README): a film is recommended when it is rated 4.5 or more, or when it is
+# rated 4.0 or more and its popularity score on that day is 80 or more.
+RECOMMEND_RATING = Decimal("4.5")
+RECOMMEND_RATING_WITH_POPULARITY = Decimal("4.0")
+RECOMMEND_POPULARITY = Decimal("80")
+
+
+def theater_capacities(theater_ids: Iterable[int]) -> dict[int, int]:
+    """Sellable (not blocked) seats per theater."""
+    rows = (
+        Seat.objects.filter(theater_id__in=set(theater_ids), blocked=False)
+        .values("theater_id")
+        .annotate(n=Count("id"))
+        .values_list("theater_id", "n")
+    )
+    return dict(rows)
+
+
+# --- popularity -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PopularityRow:
+    movie_pk: int
+    movie_id: str
+    title: str
+    booked_seats_count: int
+    capacity: int
+    popularity_score: Decimal
+    popularity_rank: int
+
+
+def popularity_score(*, booked: int, top_booked: int, capacity: int) -> Decimal:
+    """0–100: half relative to the day's best seller, half the film's own occupancy (README)."""
+    if booked <= 0 or top_booked <= 0 or capacity <= 0:
+        return Decimal("0.0")
+    share = Decimal(booked) / Decimal(top_booked)
+    occupancy = min(Decimal(1), Decimal(booked) / Decimal(capacity))
+    return (100 * (share + occupancy) / 2).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+
+def movie_popularity(*, on: datetime.date) -> list[PopularityRow]:
+    """Films with a show on `on`, ranked by seats booked for that day's shows (three queries)."""
+    shows = list(
+        Schedule.objects.filter(date=on).values_list("movie_id", "movie__public_id", "movie__title", "theater_id")
+    )
+    booked = dict(
+        ReservedSeat.objects.filter(schedule__date=on, active=True)
+        .values("schedule__movie_id")
+        .annotate(n=Count("id"))
+        .values_list("schedule__movie_id", "n")
+    )
+    capacities = theater_capacities(theater_id for *_rest, theater_id in shows)
+    films: dict[int, dict] = {}
+    for movie_pk, public_id, title, theater_id in shows:
+        film = films.setdefault(movie_pk, {"movie_id": public_id, "title": title, "capacity": 0})
+        film["capacity"] += capacities.get(theater_id, 0)
+    top = max((booked.get(pk, 0) for pk in films), default=0)
+    scored = [
+        (
+            pk,
+            film,
+            booked.get(pk, 0),
+            popularity_score(booked=booked.get(pk, 0), top_booked=top, capacity=film["capacity"]),
+        )
+        for pk, film in films.items()
+    ]
+    scored.sort(key=lambda item: (-item[2], -item[3], item[1]["movie_id"]))
+    rows: list[PopularityRow] = []
+    for position, (pk, film, count, score) in enumerate(scored, start=1):
+        # Competition ranking: films with equal booked seats share a rank ("1224").
+        rank = rows[-1].popularity_rank if rows and rows[-1].booked_seats_count == count else position
+        rows.append(PopularityRow(pk, film["movie_id"], film["title"], count, film["capacity"], score, rank))
+    return rows
+
+
+# --- films ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MovieRow:
+    movie: Movie
+    recommended: bool
+    match: float
+
+
+def is_recommended(*, rating: Decimal, popularity: Decimal) -> bool:
+    return rating >= RECOMMEND_RATING or (
+        rating >= RECOMMEND_RATING_WITH_POPULARITY and popularity >= RECOMMEND_POPULARITY
+    )
+
+
+def movie_list(*, on: datetime.date, query: str | None, limit: int) -> list[MovieRow]:
+    """Films with a show on `on`, filtered by a 表記揺れ-tolerant title query (four queries)."""
+    movies = Movie.objects.filter(pk__in=Schedule.objects.filter(date=on).values("movie_id"))
+    popularity = {row.movie_pk: row.popularity_score for row in movie_popularity(on=on)}
+    query_key = normalize(query) if query else ""
+    rows = []
+    for movie in movies:
+        score = match_score(query_key, movie.title_key)
+        if score <= 0:
+            continue
+        recommended = is_recommended(rating=movie.rating, popularity=popularity.get(movie.pk, Decimal(0)))
+        rows.append(MovieRow(movie, recommended, score))
+    rows.sort(key=lambda r: (-r.match, not r.recommended, -r.movie.rating, r.movie.public_id))
+    return rows[:limit]
+
+
+def movie_get(*, public_id: str) -> Movie | None:
+    return Movie.objects.filter(public_id=public_id).first()
+
+
+# --- schedules --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleRow:
+    schedule: Schedule
+    available_seats_count: int
+    total_seats_count: int
+
+
+def schedule_list(
+    *, movie: Movie, first: datetime.date, last: datetime.date, not_before: datetime.datetime | None = None
+) -> list[ScheduleRow]:
+    """Shows of `movie` from `first` to `last` with live seat counts (two queries).
+
+    `not_before` leaves out shows that start earlier (they can no longer be booked).
+    """
+    shows = (
+        Schedule.objects.filter(movie=movie, date__gte=first, date__lte=last)
+        .select_related("theater")
+        .annotate(
+            # Reserved seats that are still for sale (a seat blocked after it was sold is not double-counted).
+            reserved=Count(
+                "reserved_seats",
+                filter=Q(reserved_seats__active=True, reserved_seats__seat__blocked=False),
+            )
+        )
+        .order_by("date", "start_time", "theater__public_id")
+    )
+    if not_before is not None:
+        local = timezone.localtime(not_before)
+        shows = shows.filter(Q(date__gt=local.date()) | Q(date=local.date(), start_time__gt=local.time()))
+    shows = list(shows)
+    capacities = theater_capacities(s.theater_id for s in shows)
+    return [
+        ScheduleRow(s, max(0, capacities.get(s.theater_id, 0) - s.reserved), capacities.get(s.theater_id, 0))
+        for s in shows
+    ]
+
+
+def schedule_get(*, public_id: str) -> Schedule | None:
+    return Schedule.objects.select_related("theater", "movie").filter(public_id=public_id).first()
+
+
+# --- seats ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatState:
+    seat_id: str
+    row: str
+    column: int
+    status: str  # available | reserved | blocked
+
+
+@dataclass(frozen=True, slots=True)
+class SeatMap:
+    schedule: Schedule
+    seats: list[SeatState]
+    available_count: int
+    reserved_count: int
+    blocked_count: int
+
+    def rows(self) -> list[list[SeatState]]:
+        """Seats grouped by row, for the admin's seat map."""
+        grouped: dict[str, list[SeatState]] = {}
+        for seat in self.seats:
+            grouped.setdefault(seat.row, []).append(seat)
+        return list(grouped.values())
+
+
+def seat_map_get(*, schedule: Schedule) -> SeatMap:
+    """Every seat of the show's theater with its state (two queries, whatever the size)."""
+    reserved = set(ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", flat=True))
+    seats: list[SeatState] = []
+    counts = {"available": 0, "reserved": 0, "blocked": 0}
+    for pk, label, row, column, blocked in (
+        Seat.objects.filter(theater_id=schedule.theater_id)
+        .order_by("row", "column")
+        .values_list("id", "label", "row", "column", "blocked")
+    ):
+        status = "reserved" if pk in reserved else "blocked" if blocked else "available"
+        counts[status] += 1
+        seats.append(SeatState(label, row, column, status))
+    return SeatMap(schedule, seats, counts["available"], counts["reserved"], counts["blocked"])
+
+
+def seat_suggestions(*, seat_map: SeatMap, theater: Theater, count: int, limit: int = 3) -> list[list[SeatState]]:
+    """The best blocks of `count` adjacent available seats in one row, at most one per row.
+
+    Best = the row nearest the middle of the theater, then the block nearest the row's centre
+    (README). Aisles are not modelled, so adjacent columns are adjacent seats.
+    """
+    centre_row = (theater.rows - 1) / 2
+    centre_column = (theater.columns + 1) / 2
+    best_per_row: list[tuple[float, float, list[SeatState]]] = []
+    for row_index, row in enumerate(seat_map.rows()):
+        best: tuple[float, list[SeatState]] | None = None
+        run: list[SeatState] = []
+        for seat in row:
+            if seat.status != "available":
+                run = []
+                continue
+            if run and run[-1].column != seat.column - 1:
+                run = []
+            run.append(seat)
+            if len(run) >= count:
+                block = run[-count:]
+                middle = (block[0].column + block[-1].column) / 2
+                distance = abs(middle - centre_column)
+                if best is None or distance < best[0]:
+                    best = (distance, block)
+        if best is not None:
+            row_number = ROW_INDEX.get(row[0].row, row_index)
+            best_per_row.append((abs(row_number - centre_row), best[0], best[1]))
+    best_per_row.sort(key=lambda item: (item[0], item[1], item[2][0].row))
+    return [block for _r, _c, block in best_per_row[:limit]]
+
+
+ROW_INDEX = {letter: index for index, letter in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")}
+
+
+# --- reservations -----------------------------------------------------------------------------
+
+
+def reservation_get(*, public_id: str) -> Reservation | None:
+    return (
+        Reservation.objects.select_related("schedule__movie", "schedule__theater").filter(public_id=public_id).first()
+    )
+
+
+def reservation_seat_labels(*, reservation: Reservation) -> list[str]:
+    """The reservation's seats in seat-map order (kept after a cancellation, for the record)."""
+    return list(reservation.seats.order_by("seat__row", "seat__column").values_list("seat__label", flat=True))

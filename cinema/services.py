@@ -1,0 +1,315 @@
+"""Writes: booking, cancelling, password checks with throttling, theater layouts.
+
+Lock order (every write takes its locks in this order, so two writers never wait on each other
+in a cycle): the show (Schedule row) → the reservation → the day's reservation-id counter.
+Passwords are hashed before any transaction opens, so locks are held for milliseconds, not for
+the argon2 computation.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.hashers import check_password, make_password
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django_ratelimit.core import get_usage
+
+from mcpsite.mcp.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
+from mcpsite.mcp.limits import over_limit
+
+from .models import ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+
+logger = logging.getLogger(__name__)
+
+SEAT_ID = re.compile(r"^([A-Z])([1-9][0-9]?)$")
+PASSWORD_MIN_LENGTH = 6
+PASSWORD_MAX_LENGTH = 128
+CUSTOMER_NAME_MAX_LENGTH = 100
+PASSWORD_THROTTLE_GROUP = "cinema.reservation_password"
+
+
+# --- input rules (shared by the tools and the admin) ------------------------------------------
+
+
+def seat_ids_clean(seats: list[str]) -> list[str]:
+    """Seat ids normalised (NFKC, upper case: ａ１ → A1), in the caller's order; InvalidParams if bad."""
+    if not seats:
+        raise InvalidParams('seats must list at least one seat id, e.g. ["A1", "A2"]')
+    cleaned: list[str] = []
+    for raw in seats:
+        label = unicodedata.normalize("NFKC", raw).strip().upper()
+        if not SEAT_ID.match(label):
+            shown = raw if len(raw) <= 20 else raw[:20] + "…"
+            raise InvalidParams(f"Invalid seat id {shown!r}: expected a row letter and a column number such as A1")
+        cleaned.append(label)
+    duplicates = sorted({label for label in cleaned if cleaned.count(label) > 1})
+    if duplicates:
+        raise InvalidParams(f"Duplicate seat ids: {', '.join(duplicates)}")
+    limit = settings.CINEMA_MAX_SEATS_PER_RESERVATION
+    if len(cleaned) > limit:
+        raise InvalidParams(f"At most {limit} seats can be reserved at once ({len(cleaned)} requested)")
+    return cleaned
+
+
+def password_check_rules(password: str) -> None:
+    # The message never repeats the password.
+    if not PASSWORD_MIN_LENGTH <= len(password) <= PASSWORD_MAX_LENGTH:
+        raise InvalidParams(
+            f"reservation_password must be {PASSWORD_MIN_LENGTH} to {PASSWORD_MAX_LENGTH} characters long"
+        )
+
+
+def _customer_name_clean(name: str | None) -> str:
+    name = (name or "").strip()
+    if len(name) > CUSTOMER_NAME_MAX_LENGTH:
+        raise InvalidParams(f"customer_name must be at most {CUSTOMER_NAME_MAX_LENGTH} characters long")
+    return name
+
+
+# --- booking ----------------------------------------------------------------------------------
+
+
+def _schedule_for_booking(*, public_id: str, lock: bool) -> Schedule:
+    queryset = Schedule.objects.select_related("theater", "movie")
+    if lock:
+        # Locks the show: bookings of one show run one at a time between their check and insert.
+        queryset = queryset.select_for_update(of=("self",))
+    schedule = queryset.filter(public_id=public_id).first()
+    if schedule is None:
+        raise NotFound(data=f"Schedule {public_id} not found")
+    return schedule
+
+
+def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[Seat]:
+    seats = {s.label: s for s in Seat.objects.filter(theater_id=schedule.theater_id, label__in=labels)}
+    missing = [label for label in labels if label not in seats]
+    if missing:
+        raise InvalidParams(f"No such seat in {schedule.theater.name}: {', '.join(missing)}")
+    blocked = [label for label in labels if seats[label].blocked]
+    if blocked:
+        raise InvalidParams(f"Seat {', '.join(blocked)} cannot be reserved (blocked)")
+    return [seats[label] for label in labels]
+
+
+def _taken_labels(*, schedule: Schedule, seats: list[Seat]) -> list[str]:
+    taken = set(
+        ReservedSeat.objects.filter(schedule=schedule, seat__in=seats, active=True).values_list("seat_id", flat=True)
+    )
+    return [seat.label for seat in seats if seat.pk in taken]
+
+
+def _conflict(labels: list[str]) -> Conflict:
+    verb = "is" if len(labels) == 1 else "are"
+    noun = "Seat" if len(labels) == 1 else "Seats"
+    return Conflict(
+        "Seat conflict",
+        data={"conflicted_seats": labels, "message": f"{noun} {', '.join(labels)} {verb} already reserved"},
+    )
+
+
+def _check_bookable(schedule: Schedule, now: datetime.datetime) -> None:
+    if schedule.starts_at <= now:
+        raise InvalidParams(
+            f"Schedule {schedule.public_id} started at {schedule.date} {schedule.start_time:%H:%M}; "
+            "it can no longer be booked"
+        )
+
+
+def _next_reservation_id(day: datetime.date) -> str:
+    ReservationDayCounter.objects.bulk_create([ReservationDayCounter(day=day)], ignore_conflicts=True)
+    # Locks the day's counter: two bookings never receive the same reservation number.
+    counter = ReservationDayCounter.objects.select_for_update().get(day=day)
+    counter.last += 1
+    counter.save(update_fields=["last"])
+    return f"r{day:%Y%m%d}{counter.last:03d}"
+
+
+@dataclass(frozen=True, slots=True)
+class Booking:
+    reservation: Reservation
+    seat_labels: list[str]
+
+
+def reservation_create(
+    *, schedule_id: str, seats: list[str], password: str, customer_name: str | None = None
+) -> Booking:
+    """Reserve all of `seats` for the show `schedule_id`, or none of them.
+
+    Raises NotFound (unknown show), InvalidParams (bad seat ids, too many seats, unknown or
+    blocked seats, a show that has started, a bad password or name) and Conflict 409 with
+    every seat that is already taken.
+    """
+    labels = seat_ids_clean(seats)
+    password_check_rules(password)
+    name = _customer_name_clean(customer_name)
+    now = timezone.now()
+    # Friendly checks without locks first, so a doomed request costs no argon2 hash.
+    schedule = _schedule_for_booking(public_id=schedule_id, lock=False)
+    _check_bookable(schedule, now)
+    seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
+    taken = _taken_labels(schedule=schedule, seats=seat_rows)
+    if taken:
+        raise _conflict(taken)
+    password_hash = make_password(password)
+
+    try:
+        with transaction.atomic(durable=True):
+            schedule = _schedule_for_booking(public_id=schedule_id, lock=True)
+            seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
+            taken = _taken_labels(schedule=schedule, seats=seat_rows)
+            if taken:
+                raise _conflict(taken)
+            reservation = Reservation.objects.create(
+                public_id=_next_reservation_id(timezone.localdate(now)),
+                schedule=schedule,
+                customer_name=name,
+                password_hash=password_hash,
+                reserved_at=now,
+            )
+            ReservedSeat.objects.bulk_create(
+                [ReservedSeat(reservation=reservation, schedule=schedule, seat=seat) for seat in seat_rows]
+            )
+    except IntegrityError:
+        # The partial unique index refused a seat someone else holds (the lock was bypassed or a
+        # writer outside this service raced us); nothing was written. Report it as the conflict it is.
+        taken = _taken_labels(schedule=schedule, seats=seat_rows)
+        if not taken:
+            raise
+        raise _conflict(taken) from None
+    logger.info("Reservation %s: %d seat(s) for %s", reservation.public_id, len(labels), schedule.public_id)
+    return Booking(reservation, labels)
+
+
+# --- password checks --------------------------------------------------------------------------
+
+
+def _attempts_exhausted(reservation_id: str) -> bool:
+    usage = get_usage(
+        None,
+        group=PASSWORD_THROTTLE_GROUP,
+        key=lambda _group, _request: reservation_id,
+        rate=settings.CINEMA_PASSWORD_RATE,
+        increment=False,
+    )
+    return bool(usage and usage["count"] >= usage["limit"])
+
+
+def reservation_authenticate(*, reservation_id: str, password: str) -> Reservation:
+    """The reservation if `password` is its password.
+
+    NotFound for an unknown id (as the seed says), Forbidden for a wrong password, RateLimited
+    once CINEMA_PASSWORD_RATE wrong passwords were tried for this reservation (even with the right
+    one then, so guessing cannot continue).
+    """
+    from .selectors import reservation_get
+
+    reservation = reservation_get(public_id=reservation_id)
+    if reservation is None:
+        raise NotFound(data=f"Reservation {reservation_id} not found")
+    if _attempts_exhausted(reservation.public_id):
+        raise RateLimited(data="Too many wrong passwords for this reservation; try again later")
+    if not check_password(password, reservation.password_hash):
+        over_limit(group=PASSWORD_THROTTLE_GROUP, key=reservation.public_id, rate=settings.CINEMA_PASSWORD_RATE)
+        logger.info("Wrong password for reservation %s", reservation.public_id)
+        raise Forbidden(data="Invalid reservation password")
+    return reservation
+
+
+# --- cancelling -------------------------------------------------------------------------------
+
+
+def reservation_cancel(*, reservation: Reservation, source: str, by_user=None) -> Reservation:
+    """Cancel a confirmed reservation and free its seats at once.
+
+    Customers (source="customer") cannot cancel once the show has started; staff can (a show
+    called off, a refund at the counter). Cancelling twice is a Conflict.
+    """
+    now = timezone.now()
+    with transaction.atomic(durable=True):
+        # Locks the reservation: of two simultaneous cancellations only one changes it.
+        reservation = (
+            Reservation.objects.select_for_update(of=("self",))
+            .select_related("schedule__movie", "schedule__theater")
+            .get(pk=reservation.pk)
+        )
+        if reservation.status == Reservation.Status.CANCELLED:
+            raise Conflict("Already cancelled", data=f"Reservation {reservation.public_id} is already cancelled")
+        if source == Reservation.Source.CUSTOMER and reservation.schedule.starts_at <= now:
+            raise Conflict(
+                "Show already started",
+                data=f"Schedule {reservation.schedule.public_id} has started; reservation "
+                f"{reservation.public_id} can no longer be cancelled",
+            )
+        reservation.status = Reservation.Status.CANCELLED
+        reservation.cancelled_at = now
+        reservation.cancel_source = source
+        reservation.cancelled_by = by_user
+        reservation.save(update_fields=["status", "cancelled_at", "cancel_source", "cancelled_by"])
+        ReservedSeat.objects.filter(reservation=reservation).update(active=False)
+    logger.info("Reservation %s cancelled by %s", reservation.public_id, source)
+    return reservation
+
+
+# --- theaters ---------------------------------------------------------------------------------
+
+
+def theater_set_layout(*, theater: Theater, rows: int, columns: int, blocked: set[str] | frozenset[str] = frozenset()):
+    """Make the theater's seats exactly rows × columns (A1…), with `blocked` seats not for sale.
+
+    Seats that hold reservations cannot be removed by shrinking the layout (InvalidParams).
+    """
+    wanted = theater_layout_check(theater=theater, rows=rows, columns=columns, blocked=blocked)
+    # Not durable: the admin calls this inside its own change-form transaction.
+    with transaction.atomic():
+        # Locks the theater: two layout edits never interleave their seat inserts and deletes.
+        theater = Theater.objects.select_for_update().get(pk=theater.pk)
+        existing = {s.label: s for s in theater.seats.all()}
+        doomed = [s.pk for label, s in existing.items() if label not in wanted]
+        if doomed and ReservedSeat.objects.filter(seat_id__in=doomed).exists():
+            raise InvalidParams("Seats that hold reservations cannot be removed from the layout")
+        Seat.objects.filter(pk__in=doomed).delete()
+        Seat.objects.bulk_create(
+            [
+                Seat(theater=theater, row=row, column=column, label=label, blocked=label in blocked)
+                for label, (row, column) in wanted.items()
+                if label not in existing
+            ]
+        )
+        Seat.objects.filter(theater=theater, label__in=wanted).exclude(label__in=blocked).update(blocked=False)
+        Seat.objects.filter(theater=theater, label__in=blocked).update(blocked=True)
+        theater.rows, theater.columns = rows, columns
+        theater.save(update_fields=["rows", "columns"])
+    return theater
+
+
+def theater_layout_check(
+    *, theater: Theater | None, rows: int, columns: int, blocked: set[str] | frozenset[str] = frozenset()
+) -> dict[str, tuple[str, int]]:
+    """The wanted seats {label: (row, column)}; InvalidParams when the layout cannot be applied."""
+    if not 1 <= rows <= len(ROW_LETTERS):
+        raise InvalidParams(f"rows must be between 1 and {len(ROW_LETTERS)}")
+    if not 1 <= columns <= 99:
+        raise InvalidParams("columns must be between 1 and 99")
+    wanted = {f"{ROW_LETTERS[r]}{c}": (ROW_LETTERS[r], c) for r in range(rows) for c in range(1, columns + 1)}
+    unknown = sorted(set(blocked) - set(wanted))
+    if unknown:
+        raise InvalidParams(f"Blocked seats outside the layout: {', '.join(unknown)}")
+    if theater is not None and theater.pk is not None:
+        sold = (
+            ReservedSeat.objects.filter(seat__theater=theater)
+            .exclude(seat__label__in=wanted)
+            .values_list("seat__label", flat=True)
+            .distinct()
+        )
+        sold = sorted(sold)
+        if sold:
+            raise InvalidParams(
+                f"Seats that hold reservations cannot be removed from the layout: {', '.join(sold[:10])}"
+            )
+    return wanted

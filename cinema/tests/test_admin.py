@@ -1,0 +1,87 @@
+"""Staff pages: seat map, layout builder, reservation search and the recorded cancel action."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.admin.models import LogEntry
+
+from cinema import services
+from cinema.models import Reservation, Seat
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def booked(seed_world):
+    return services.reservation_create(
+        schedule_id="s001", seats=["C3", "C4"], password="mypassword123", customer_name="田中太郎"
+    ).reservation
+
+
+def test_schedule_page_shows_the_seat_map(admin_client, seed_world, booked):
+    services.theater_set_layout(theater=seed_world["t01"], rows=10, columns=10, blocked={"J1"})
+    page = admin_client.get(f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/").content.decode()
+    assert 'class="seat reserved" title="C3: reserved"' in page
+    assert 'class="seat blocked" title="J1: blocked"' in page
+    assert 'class="seat available" title="A1: available"' in page
+    assert "reserved 2" in page and "blocked 1" in page
+
+
+def test_layout_builder_blocks_and_resizes(admin_client, seed_world):
+    theater = seed_world["t02"]
+    response = admin_client.post(
+        f"/admin/cinema/theater/{theater.pk}/change/",
+        {"name": "シアター2", "rows": "4", "columns": "5", "blocked_seats": ["A1", "B3", "J10"]},
+    )
+    assert response.status_code == 302
+    assert Seat.objects.filter(theater=theater).count() == 20
+    # J10 no longer exists after the shrink: its tick is dropped.
+    assert set(Seat.objects.filter(theater=theater, blocked=True).values_list("label", flat=True)) == {"A1", "B3"}
+    page = admin_client.get(f"/admin/cinema/theater/{theater.pk}/change/").content.decode()
+    assert 'value="B3" id="id_blocked_seats_7" checked' in page
+
+
+def test_layout_builder_refuses_dropping_sold_seats(admin_client, seed_world, booked):
+    theater = seed_world["t01"]
+    response = admin_client.post(
+        f"/admin/cinema/theater/{theater.pk}/change/", {"name": "シアター1", "rows": "2", "columns": "2"}
+    )
+    assert response.status_code == 200
+    assert "cannot be removed from the layout: C3, C4" in response.content.decode()
+    assert Seat.objects.filter(theater=theater).count() == 100
+
+
+def test_new_theater_gets_its_seats(admin_client, db):
+    response = admin_client.post("/admin/cinema/theater/add/", {"name": "シアター9", "rows": "3", "columns": "4"})
+    assert response.status_code == 302
+    assert Seat.objects.filter(theater__name="シアター9").count() == 12
+
+
+def test_reservation_search_and_filters(admin_client, booked):
+    assert booked.public_id in admin_client.get("/admin/cinema/reservation/?q=田中").content.decode()
+    assert booked.public_id in admin_client.get(f"/admin/cinema/reservation/?q={booked.public_id}").content.decode()
+    assert (
+        booked.public_id not in admin_client.get("/admin/cinema/reservation/?status__exact=cancelled").content.decode()
+    )
+    page = admin_client.get("/admin/cinema/reservation/?schedule__date=2026-02-20").content.decode()
+    assert booked.public_id in page
+    detail = admin_client.get(f"/admin/cinema/reservation/{booked.pk}/change/").content.decode()
+    assert "argon2" not in detail and booked.password_hash not in detail
+
+
+def test_cancel_action_calls_the_service_and_is_recorded(admin_client, admin_user, booked):
+    response = admin_client.post(
+        "/admin/cinema/reservation/",
+        {"action": "cancel_reservations", "_selected_action": [booked.pk]},
+        follow=True,
+    )
+    assert "Cancelled 1 reservation(s)" in response.content.decode()
+    booked.refresh_from_db()
+    assert (booked.status, booked.cancel_source, booked.cancelled_by) == ("cancelled", "staff", admin_user)
+    assert LogEntry.objects.filter(object_id=str(booked.pk), change_message="Cancelled by staff").exists()
+    # Twice: a clear warning, nothing changes.
+    again = admin_client.post(
+        "/admin/cinema/reservation/", {"action": "cancel_reservations", "_selected_action": [booked.pk]}, follow=True
+    )
+    assert "is already cancelled" in again.content.decode()
+    assert Reservation.objects.get(pk=booked.pk).cancelled_by == admin_user

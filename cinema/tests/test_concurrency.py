@@ -1,0 +1,123 @@
+"""No double booking under real concurrency (PostgreSQL), and a control that shows the race exists.
+
+Threads are released together by a barrier; each books through the real service on its own
+database connection and closes it at the end.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from cinema import services
+from cinema.models import Reservation, ReservedSeat
+from cinema.tests.conftest import make_movie, make_schedule, make_theater
+from mcpsite.mcp.errors import Conflict
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+ATTEMPTS = 50
+
+
+def _show():
+    import datetime
+
+    from django.utils import timezone
+
+    theater = make_theater("シアター競合", rows=1, columns=10)
+    return make_schedule(make_movie(), theater, timezone.localdate() + datetime.timedelta(days=1), "18:00")
+
+
+def _seats_for(attempt: int) -> list[str]:
+    # Every attempt wants two neighbouring seats of one 10-seat row: heavy overlap.
+    first = attempt % 9 + 1
+    return [f"A{first}", f"A{first + 1}"]
+
+
+def _run_together(schedule_id: str, seats_for, attempts: int = ATTEMPTS) -> dict:
+    barrier = threading.Barrier(attempts)
+    outcome = {"ok": [], "conflict": [], "error": []}
+    lock = threading.Lock()
+
+    def attempt(n: int) -> None:
+        try:
+            barrier.wait()
+            booking = services.reservation_create(schedule_id=schedule_id, seats=seats_for(n), password=f"pw-{n:06d}")
+            result = ("ok", booking.reservation.public_id)
+        except Conflict as exc:
+            result = ("conflict", exc.data["conflicted_seats"])
+        except Exception as exc:  # anything else is a bug the test must show
+            result = ("error", repr(exc))
+        finally:
+            connection.close()
+        with lock:
+            outcome[result[0]].append(result[1])
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(attempts)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return outcome
+
+
+def _active_sales_per_seat(schedule) -> Counter:
+    return Counter(ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat__label", flat=True))
+
+
+def test_fifty_overlapping_bookings_sell_every_seat_at_most_once():
+    schedule = _show()
+    outcome = _run_together(schedule.public_id, _seats_for)
+    assert outcome["error"] == []
+    assert len(outcome["ok"]) + len(outcome["conflict"]) == ATTEMPTS
+    assert len(outcome["ok"]) >= 1
+    sales = _active_sales_per_seat(schedule)
+    assert max(sales.values()) == 1
+    assert sum(sales.values()) == 2 * len(outcome["ok"])  # all or nothing: two seats per success
+    assert Reservation.objects.count() == len(outcome["ok"])
+    # Reservation ids stay unique and gapless under concurrency.
+    numbers = sorted(int(rid[-3:]) for rid in outcome["ok"])
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_concurrent_bookings_of_different_seats_all_succeed_with_unique_ids():
+    schedule = _show()
+    outcome = _run_together(schedule.public_id, lambda n: [f"A{n + 1}"], attempts=10)
+    assert outcome["error"] == [] and outcome["conflict"] == []
+    assert len(set(outcome["ok"])) == 10
+
+
+def test_control_without_lock_and_constraint_the_race_double_sells(monkeypatch):
+    """Bypass the show lock and drop the partial unique index: overlapping bookings then oversell.
+
+    This proves the two tests above are not passing by luck: the race is real.
+    """
+    schedule = _show()
+    real_schedule, real_taken = services._schedule_for_booking, services._taken_labels
+
+    def no_lock(*, public_id, lock):
+        return real_schedule(public_id=public_id, lock=False)
+
+    def slow_check(**kwargs):
+        taken = real_taken(**kwargs)
+        time.sleep(0.05)  # widen the check-then-insert window as a busy server would
+        return taken
+
+    monkeypatch.setattr(services, "_schedule_for_booking", no_lock)
+    monkeypatch.setattr(services, "_taken_labels", slow_check)
+    constraint = next(c for c in ReservedSeat._meta.constraints if c.name == "cinema_one_active_booking_per_seat")
+    with connection.schema_editor() as editor:
+        editor.remove_constraint(ReservedSeat, constraint)
+    try:
+        outcome = _run_together(schedule.public_id, _seats_for)
+        sales = _active_sales_per_seat(schedule)
+        assert outcome["error"] == []
+        assert max(sales.values()) > 1, "without the lock and the index a seat is sold twice"
+    finally:
+        ReservedSeat.objects.all().delete()
+        with connection.schema_editor() as editor:
+            editor.add_constraint(ReservedSeat, constraint)

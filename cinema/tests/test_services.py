@@ -1,0 +1,131 @@
+"""Booking is all or nothing; passwords exist only as argon2 hashes; cancellations are recorded."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from django.contrib.auth.hashers import identify_hasher
+
+from cinema import services
+from cinema.models import Reservation, ReservationDayCounter, ReservedSeat, Seat
+from mcpsite.mcp.errors import Conflict, InvalidParams
+from mcpsite.models import ToolCall
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct-horse-battery"
+
+
+def _book(schedule_id="s001", seats=("A1", "A2", "A3"), password=PASSWORD):
+    return services.reservation_create(schedule_id=schedule_id, seats=list(seats), password=password)
+
+
+def test_a_crash_after_the_first_insert_books_nothing(seed_world, monkeypatch):
+    """Simulates the process dying mid-transaction: the first seat row is written, then an exception."""
+    real_bulk_create = ReservedSeat.objects.bulk_create
+
+    def first_then_die(objs, *args, **kwargs):
+        real_bulk_create(objs[:1], *args, **kwargs)
+        assert ReservedSeat.objects.count() == 1  # the first insert really happened
+        raise RuntimeError("process killed")
+
+    monkeypatch.setattr(ReservedSeat.objects, "bulk_create", first_then_die)
+    with pytest.raises(RuntimeError):
+        _book()
+    assert Reservation.objects.count() == 0
+    assert ReservedSeat.objects.count() == 0
+    assert not ReservationDayCounter.objects.filter(last__gt=0).exists()
+
+
+def test_the_unique_index_backs_up_the_check(seed_world, monkeypatch):
+    """With the Python re-check switched off, the database still refuses the seat and we answer 409."""
+    _book(seats=["A2"])
+    monkeypatch.setattr(services, "_taken_labels", _taken_only_after_failure())
+    with pytest.raises(Conflict) as info:
+        _book()
+    assert info.value.data["conflicted_seats"] == ["A2"]
+    assert ReservedSeat.objects.count() == 1
+    assert Reservation.objects.count() == 1
+
+
+def _taken_only_after_failure():
+    real = services._taken_labels
+    calls = {"n": 0}
+
+    def taken(**kwargs):
+        calls["n"] += 1
+        return [] if calls["n"] <= 2 else real(**kwargs)  # the pre-check and the locked re-check see nothing
+
+    return taken
+
+
+def test_password_is_stored_as_argon2id_only(seed_world):
+    booking = _book()
+    stored = Reservation.objects.get(pk=booking.reservation.pk).password_hash
+    assert identify_hasher(stored).algorithm == "argon2"
+    assert stored.startswith("argon2$argon2id$")
+    assert PASSWORD not in stored
+
+
+def test_passwords_never_reach_logs_audit_or_errors(seed_world, call_tool, caplog):
+    caplog.set_level(logging.DEBUG)
+    call_tool("reserve_seats", {"schedule_id": "s001", "seats": ["A1"], "reservation_password": PASSWORD})
+    with pytest.raises(Conflict) as conflict:
+        call_tool("reserve_seats", {"schedule_id": "s001", "seats": ["A1"], "reservation_password": PASSWORD})
+    errors = [conflict.value]
+    for wrong in (PASSWORD + "x", "short"):
+        with pytest.raises(Exception) as info:
+            call_tool("get_reservation_details", {"reservation_id": "r20260220001", "reservation_password": wrong})
+        errors.append(info.value)
+    call_tool("cancel_reservation", {"reservation_id": "r20260220001", "reservation_password": PASSWORD})
+    with pytest.raises(InvalidParams) as bad:
+        call_tool("reserve_seats", {"schedule_id": "s001", "seats": ["A1"], "reservation_password": "abc"})
+    errors.append(bad.value)
+
+    assert "Reservation r20260220001" in caplog.text  # the service did log
+    for secret in (PASSWORD, "short", "abc"):
+        assert secret not in caplog.text
+        for error in errors:
+            assert secret not in str(error.as_jsonrpc())
+    audit = list(ToolCall.objects.values())
+    assert len(audit) == 6
+    assert PASSWORD not in str(audit)
+
+
+def test_staff_cancellation_is_recorded_and_allowed_after_the_start(seed_world, freeze_now, admin_user):
+    from cinema.tests.conftest import SEED_MORNING
+
+    booking = _book()
+    freeze_now(SEED_MORNING.replace(hour=11))
+    reservation = services.reservation_cancel(
+        reservation=booking.reservation, source=Reservation.Source.STAFF, by_user=admin_user
+    )
+    reservation.refresh_from_db()
+    assert (reservation.status, reservation.cancel_source, reservation.cancelled_by) == (
+        "cancelled",
+        "staff",
+        admin_user,
+    )
+    assert not ReservedSeat.objects.filter(active=True).exists()
+    with pytest.raises(Conflict, match="Already cancelled"):
+        services.reservation_cancel(reservation=reservation, source=Reservation.Source.STAFF, by_user=admin_user)
+
+
+def test_layout_builder_resizes_and_blocks(seed_world):
+    theater = seed_world["t02"]
+    services.theater_set_layout(theater=theater, rows=3, columns=4, blocked={"B2", "C4"})
+    labels = set(Seat.objects.filter(theater=theater).values_list("label", flat=True))
+    assert len(labels) == 12 and "D1" not in labels and "A5" not in labels
+    assert set(Seat.objects.filter(theater=theater, blocked=True).values_list("label", flat=True)) == {"B2", "C4"}
+    services.theater_set_layout(theater=theater, rows=3, columns=4, blocked=set())
+    assert not Seat.objects.filter(theater=theater, blocked=True).exists()
+    with pytest.raises(InvalidParams, match="outside the layout"):
+        services.theater_set_layout(theater=theater, rows=3, columns=4, blocked={"Z9"})
+
+
+def test_layout_cannot_drop_sold_seats(seed_world):
+    _book(schedule_id="s002", seats=["J10"])
+    with pytest.raises(InvalidParams, match="hold reservations"):
+        services.theater_set_layout(theater=seed_world["t02"], rows=5, columns=5)
+    assert Seat.objects.filter(theater=seed_world["t02"]).count() == 100
