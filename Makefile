@@ -32,9 +32,10 @@ demo: venv
 	@$(PY) manage.py createcachetable
 	@$(PY) manage.py seed_demo
 	@$(PY) manage.py collectstatic --noinput -v 0
-	@echo "Serving on http://$(HOST):$(PORT) (admin: /admin/, MCP: /mcp) with the task worker; Ctrl-C stops both."
+	@echo "Serving on http://$(HOST):$(PORT) (admin: /admin/, MCP: /mcp) with the task worker and the reminder scheduler; Ctrl-C stops all."
 	@trap 'kill 0' EXIT INT TERM; \
 	  $(PY) manage.py db_worker --queue-name '*' & \
+	  $(PY) manage.py reminders_scheduler --interval 30 & \
 	  $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --lifespan on --no-access-log
 
 test: venv browsers

@@ -5,4 +5,4 @@ class GeoConfig(AppConfig):
     name = "geo"
 
     def ready(self) -> None:
-        from . import tools  # noqa: F401  (registers the MCP tools)
+        from . import checks, tools  # noqa: F401  (registers the system check and the MCP tools)

@@ -123,14 +123,30 @@ if REDIS_URL:
             "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
-        }
+        },
+        # Resolved GaluchatAPI points, shared by every process.
+        "geo": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "geo",
+            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
+        },
     }
 else:
     CACHES = {
         "default": {
             "BACKEND": "mcpsite.cache.AtomicDatabaseCache",
             "LOCATION": "mcpsite_cache",
-        }
+            # Django culls a database cache past 300 entries, which would evict live rate-limit counters.
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        },
+        # Resolved points: up to 10,000 per call, too many for row-per-key database writes; kept per
+        # process here, shared through Redis when REDIS_URL is set.
+        "geo": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "geo-points",
+            "OPTIONS": {"MAX_ENTRIES": 200_000},
+        },
     }
 RATELIMIT_USE_CACHE = "default"
 

@@ -1,1 +1,150 @@
-"""MCP tools of the reminders group (see ../shared/seeds)."""
+"""MCP tools of the reminders group (seed: ../shared/seeds/innervoice-reminders-mcp.md).
+
+Results are the seed's in-band shape: `{"status": "ok", "id": …}` or `{"status": "error", "error": …}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from mcpsite.mcp.errors import InvalidParams, ToolError
+from mcpsite.mcp.registry import CallContext, tool
+
+from . import schedule, services
+
+GROUP = "reminders"
+
+RESULT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["ok", "error"]},
+        "id": {"type": "string"},
+        "error": {"type": "string"},
+    },
+    "required": ["status"],
+}
+
+
+def render_error(exc: ToolError) -> dict[str, Any]:
+    return {"status": "error", "error": exc.detail}
+
+
+def _owner(ctx: CallContext, args: dict):
+    for name, value in args.items():
+        # PostgreSQL text cannot hold NUL, and no person means one: refuse it by name.
+        if isinstance(value, str) and "\x00" in value:
+            raise InvalidParams(f"{name} must not contain NUL characters")
+    if ctx.owner is None:
+        raise InvalidParams(
+            "An owner is required: call with an API key, or start the stdio server with --user <username>"
+        )
+    return ctx.owner
+
+
+def _whole_minutes(value: int | float) -> int:
+    if isinstance(value, float) and not value.is_integer():
+        raise InvalidParams(f"duration_min must be a whole number of minutes (got {value})")
+    return int(value)
+
+
+@tool(
+    name="calendar.create",
+    group=GROUP,
+    description=(
+        "予定を作成します。Create a calendar event. `start` is ISO 8601: with an offset "
+        "(2025-09-19T07:00:00+09:00 or Z) the offset is kept; without one it is read in "
+        f"{settings.TIME_ZONE}. `duration_min` is a whole number of minutes from 1 to "
+        f"{settings.REMINDERS_MAX_DURATION_MIN}. Returns the event id (evt_…)."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "description": "予定タイトル（必須）"},
+            "start": {"type": "string", "description": "ISO8601形式の開始時刻（必須）"},
+            "duration_min": {"type": "number", "description": "所要時間（分）（必須）"},
+            "description": {"type": "string", "description": "説明（オプション）"},
+            "location": {"type": "string", "description": "場所（オプション）"},
+        },
+        "required": ["title", "start", "duration_min"],
+    },
+    output_schema=RESULT_SCHEMA,
+    render_error=render_error,
+)
+def calendar_create(args: dict, ctx: CallContext) -> dict:
+    """Create an event for the key's owner."""
+    owner = _owner(ctx, args)
+    start, tz = schedule.parse_when(args["start"], field="start")
+    event = services.event_create(
+        owner=owner,
+        title=args["title"],
+        start=start,
+        tz=tz,
+        duration_min=_whole_minutes(args["duration_min"]),
+        description=args.get("description"),
+        location=args.get("location"),
+    )
+    return {"status": "ok", "id": event.public_id}
+
+
+@tool(
+    name="message.send",
+    group=GROUP,
+    description=(
+        "メッセージを送信します。Send a message to one of your contacts. `to` is the contact's name "
+        "or id (ct_…); an ambiguous or unknown name is an error listing the candidates. `platform` is "
+        "'email' or 'sms' (default: the contact's preferred platform). The message is queued and "
+        "delivered in the background; returns the message id (msg_…)."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "to": {"type": "string", "description": "送信先（名前またはID）（必須）"},
+            "text": {"type": "string", "description": "メッセージ本文（必須）"},
+            "platform": {
+                "type": "string",
+                "enum": ["sms", "email"],
+                "description": 'プラットフォーム指定（オプション: "sms", "email"）',
+            },
+        },
+        "required": ["to", "text"],
+    },
+    output_schema=RESULT_SCHEMA,
+    render_error=render_error,
+)
+def message_send(args: dict, ctx: CallContext) -> dict:
+    """Queue a message to one of the owner's contacts."""
+    message = services.message_send(
+        owner=_owner(ctx, args), to=args["to"], text=args["text"], platform=args.get("platform")
+    )
+    return {"status": "ok", "id": message.public_id}
+
+
+@tool(
+    name="reminder.create",
+    group=GROUP,
+    description=(
+        "リマインダーを作成します。Create a reminder. `time` is ISO 8601 and must be in the future "
+        f"(without an offset it is read in {settings.TIME_ZONE}). `repeat` is optional: daily, weekly, "
+        "weekdays, monthly, or RFC 5545 RRULE text such as FREQ=WEEKLY;BYDAY=MO,WE (at most hourly). "
+        "Reminders are delivered by email to you, or to your webhook if one is set. Returns the id (rem_…)."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "time": {"type": "string", "description": "ISO8601形式の通知時刻（必須）"},
+            "note": {"type": "string", "description": "リマインダーの内容（必須）"},
+            "repeat": {"type": "string", "description": "繰り返し設定（オプション）"},
+        },
+        "required": ["time", "note"],
+    },
+    output_schema=RESULT_SCHEMA,
+    render_error=render_error,
+)
+def reminder_create(args: dict, ctx: CallContext) -> dict:
+    """Create a (possibly repeating) reminder for the key's owner."""
+    owner = _owner(ctx, args)
+    time, tz = schedule.parse_when(args["time"], field="time")
+    reminder = services.reminder_create(owner=owner, time=time, tz=tz, note=args["note"], repeat=args.get("repeat"))
+    return {"status": "ok", "id": reminder.public_id}

@@ -85,7 +85,9 @@ def _schema_message(error) -> str:
         "pattern": "must match the pattern", "uniqueItems": "items must be unique", "format": "must be in format",
     }  # fmt: skip
     if error.validator in readable:
-        return f"{readable[error.validator]} {expected}" if error.validator != "uniqueItems" else readable["uniqueItems"]
+        return (
+            f"{readable[error.validator]} {expected}" if error.validator != "uniqueItems" else readable["uniqueItems"]
+        )
     return f"fails the schema rule '{error.validator}'"
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -65,13 +63,7 @@ def _context_from_request(ctx) -> tuple[CallContext, list[str] | None]:
     )
 
 
-@sync_to_async(thread_sensitive=False)
-def _authenticate(raw_key: str | None):
-    close_old_connections()
-    try:
-        return api_key_authenticate(raw_key=raw_key)
-    finally:
-        close_old_connections()
+_authenticate = dispatch.in_worker_thread(lambda raw_key: api_key_authenticate(raw_key=raw_key))
 
 
 async def _send_json(send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:

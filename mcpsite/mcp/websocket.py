@@ -7,10 +7,8 @@ request is answered `{"code":401,"message":"Invalid API key"}` with its id, and 
 
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.db import close_old_connections
 
 from . import dispatch, jsonrpc
 from .auth import api_key_authenticate, bearer_token
@@ -22,33 +20,22 @@ CLOSE_UNAUTHORIZED = 4401
 CLOSE_UNKNOWN_GROUP = 4404
 
 
-def _in_thread(func):
-    def run(*args, **kwargs):
-        close_old_connections()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            close_old_connections()
-
-    return sync_to_async(run, thread_sensitive=False)
-
-
 class McpWebSocketConsumer(AsyncWebsocketConsumer):
     api_key = None
     auth_error: ToolError | None = None
-    groups: list[str] | None = None
+    tool_groups: list[str] | None = None
 
     async def connect(self) -> None:
         group = self.scope["url_route"]["kwargs"].get("group")
         if group is not None and group not in GROUPS:
             await self.close(code=CLOSE_UNKNOWN_GROUP)
             return
-        self.groups = [group] if group else None
+        self.tool_groups = [group] if group else None
         headers = dict(self.scope.get("headers") or [])
         raw_key = bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
         if raw_key is not None or settings.MCP_REQUIRE_API_KEY:
             try:
-                self.api_key = await _in_thread(api_key_authenticate)(raw_key=raw_key)
+                self.api_key = await dispatch.in_worker_thread(api_key_authenticate)(raw_key=raw_key)
             except Unauthorized as exc:
                 self.auth_error = exc  # answered on the first request, with its id, as the seed shows
         await self.accept()
@@ -75,7 +62,9 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
             api_key=self.api_key,
             owner=self.api_key.owner if self.api_key else None,
         )
-        answer = await _in_thread(jsonrpc.handle_payload)(payload, ctx, self.groups, allow_tool_methods=False)
+        answer = await dispatch.in_worker_thread(jsonrpc.handle_payload)(
+            payload, ctx, self.tool_groups, allow_tool_methods=False
+        )
         if answer is not None:
             await self._send(answer)
 

@@ -126,19 +126,49 @@ def test_session_cannot_be_used_with_another_key(site):
     assert httpx2.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=stolen).status_code == 404
 
 
-def test_official_client_over_stdio(site):
-    params = StdioServerParameters(command=PYTHON, args=["manage.py", "mcp_stdio"], env=site.env, cwd=str(ROOT))
+def test_official_client_over_stdio_calls_ledger_tools(site):
+    site.manage("seed_ledger", "--no-sample")
+    params = StdioServerParameters(
+        command=PYTHON, args=["manage.py", "mcp_stdio", "--group", "ledger"], env=site.env, cwd=str(ROOT)
+    )
 
     async def scenario():
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            tools = [t.name for t in (await session.list_tools()).tools]
-            result = await session.call_tool("test_echo", {"text": "x"}) if "test_echo" in tools else None
-            return tools, result
+            tools = sorted(t.name for t in (await session.list_tools()).tools)
+            entry = await session.call_tool(
+                "create_journal_entry",
+                {"date": "2026-04-01", "description": "商品仕入", "lines": [
+                    {"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 10000}]},
+            )  # fmt: skip
+            unbalanced = await session.call_tool(
+                "create_journal_entry",
+                {"date": "2026-04-01", "description": "x", "lines": [
+                    {"accountCode": "500", "debitAmount": 100}, {"accountCode": "100", "creditAmount": 90}]},
+            )  # fmt: skip
+            balance = await session.call_tool("get_account_balance", {"accountCode": "100", "asOfDate": "2026-04-30"})
+            return tools, entry, unbalanced, balance
 
-    tools, _ = run(scenario)
-    # stdio serves the product's tools (the test-only tools live in the uvicorn process only).
-    assert "test_echo" not in tools
+    tools, entry, unbalanced, balance = run(scenario)
+    assert tools == sorted(
+        ["create_journal_entry", "get_account_balance", "list_accounts", "generate_balance_sheet",
+         "generate_income_statement"]
+    )  # fmt: skip
+    assert entry.structured_content["success"] is True
+    assert unbalanced.is_error and unbalanced.structured_content["code"] == 409
+    assert balance.structured_content["balance"] == -10000
+
+
+def test_stdio_one_line_tools_call(site):
+    import subprocess
+
+    line = '{"jsonrpc":"2.0","method":"tools/call","params":{"name":"list_accounts","arguments":{}},"id":2}\n'
+    result = subprocess.run(
+        [PYTHON, "manage.py", "mcp_stdio", "--group", "ledger"],
+        input=line, cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    answer = json.loads(result.stdout)
+    assert answer["id"] == 2 and "accounts" in answer["result"]["structuredContent"]
 
 
 def test_stdio_answers_a_client_that_skips_initialize(site):
@@ -265,3 +295,11 @@ def test_http_tool_arguments_of_the_wrong_type_are_a_tool_error(site):
     assert wrong.is_error and wrong.structured_content["message"].startswith("text:")
     assert boom.is_error and boom.structured_content["code"] == -32603
     assert "secret internals" not in boom.content[0].text
+
+
+def test_server_log_shows_no_transport_errors(site):
+    """Runs last: clients connected, disconnected and misbehaved above; the servers logged no crash."""
+    from pathlib import Path
+
+    logs = "".join(p.read_text() for p in Path(site.env["MCPSITE_VAR_DIR"]).glob("uvicorn-*.log"))
+    assert "TypeError" not in logs and "Exception in ASGI application" not in logs

@@ -1,0 +1,76 @@
+"""geo's errors, carrying the seed's error codes (section 6) and rendered in-band as the seed shows.
+
+The seed answers every failure with `{"error": {"code", "message", "location?"}}` and never with
+`results`; `render_error` below turns any ToolError raised during a call into that shape.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mcpsite.mcp.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams, ToolError
+
+
+class GeoError(ToolError):
+    """A resolve_points failure. `seed_code` is the seed's string code; `location` names the point."""
+
+    seed_code = "INTERNAL"
+
+    def __init__(self, message: str, location: str | None = None):
+        self.location = location
+        super().__init__(message, data={"code": self.seed_code, "location": location})
+
+    def as_seed_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.seed_code, "message": self.message}
+        if self.location is not None:
+            error["location"] = self.location
+        return {"error": error}
+
+
+class InvalidInput(GeoError):
+    seed_code = "INVALID_INPUT"
+    code = INVALID_PARAMS
+
+
+class UpstreamRateLimited(GeoError):
+    seed_code = "RATE_LIMIT"
+    code = 429
+
+
+class ApiError(GeoError):
+    seed_code = "API_ERROR"
+    code = 502
+
+
+class OutOfCoverage(GeoError):
+    seed_code = "OUT_OF_COVERAGE"
+    code = 422
+
+
+class GeoInternalError(GeoError):
+    seed_code = "INTERNAL"
+    code = INTERNAL_ERROR
+
+
+def point_location(index: int, ref: Any = None, *, has_ref: bool = False) -> str:
+    """`points[3]`, or `points[3] (ref "p4")` when the point has a ref: the seed's location."""
+    if has_ref and ref is not None:
+        return f'points[{index}] (ref "{ref}")' if isinstance(ref, str) else f"points[{index}] (ref {ref!r})"
+    return f"points[{index}]"
+
+
+_PATH_PREFIX = re.compile(r"^(?P<path>[A-Za-z_][\w.\[\]]*): ")
+
+
+def render_error(exc: ToolError) -> dict[str, Any]:
+    """Any ToolError as the seed's in-band error (the dispatcher's schema errors become INVALID_INPUT)."""
+    if isinstance(exc, GeoError):
+        return exc.as_seed_error()
+    if isinstance(exc, InvalidParams):
+        match = _PATH_PREFIX.match(exc.message)
+        error = {"code": "INVALID_INPUT", "message": exc.message}
+        if match:
+            error["location"] = match["path"]
+        return {"error": error}
+    return {"error": {"code": "INTERNAL", "message": "Internal error"}}

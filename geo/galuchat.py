@@ -1,0 +1,142 @@
+"""The GaluchatAPI client: one POST of integer points to /raacs, /resareas or /rjccs.
+
+- `?mapset=` goes in the query string, never in the body (seed 2 and 4.2).
+- At most `requests_per_second` calls start in any one-second window, across every thread of the
+  process (the published limit is 10/s).
+- Only connection failures are retried (nothing was sent, so a retry is safe); read timeouts and
+  HTTP statuses, 429 above all, are never retried blindly.
+- HTTP faults become the seed's errors here; a malformed body is reported to the caller as
+  `MalformedResponse`, because only the caller knows which input point it concerns.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from .conf import ENDPOINTS, GaluchatConfig
+from .errors import ApiError, UpstreamRateLimited
+
+BODY_EXCERPT_CHARS = 200
+CONNECT_RETRIES = 2
+POOL_SIZE = 8
+
+
+class MalformedResponse(Exception):
+    """A 2xx answer whose body is not JSON."""
+
+
+class RateLimiter:
+    """At most `rate` starts in any sliding one-second window (plus a margin), shared by all threads.
+
+    The margin absorbs scheduling and network jitter between our start and the upstream's arrival
+    count, so a burst that starts exactly one second after the previous one is not counted with it.
+    """
+
+    MARGIN_S = 0.1
+
+    def __init__(self, clock=time.monotonic, sleep=time.sleep):
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._starts: deque[float] = deque()
+
+    def acquire(self, rate: float) -> None:
+        capacity, window = (int(rate), 1.0 + self.MARGIN_S) if rate >= 1 else (1, 1.0 / rate + self.MARGIN_S)
+        while True:
+            with self._lock:
+                now = self._clock()
+                while self._starts and self._starts[0] + window <= now:
+                    self._starts.popleft()
+                if len(self._starts) < capacity:
+                    self._starts.append(now)
+                    return
+                # At least a millisecond, so float rounding can never make this loop spin.
+                wait = max(self._starts[0] + window - now, 0.001)
+            self._sleep(wait)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._starts.clear()
+
+
+rate_limiter = RateLimiter()
+
+_session: requests.Session | None = None
+_session_lock = threading.Lock()
+
+
+def session() -> requests.Session:
+    """The process-wide session (connection pooling across calls and threads)."""
+    global _session
+    with _session_lock:
+        if _session is None:
+            retry = Retry(
+                total=CONNECT_RETRIES,
+                connect=CONNECT_RETRIES,
+                read=0,
+                status=0,
+                other=0,
+                redirect=0,
+                backoff_factor=0.1,
+                raise_on_status=False,
+                respect_retry_after_header=False,
+            )
+            adapter = HTTPAdapter(max_retries=retry, pool_connections=2, pool_maxsize=POOL_SIZE)
+            new = requests.Session()
+            new.mount("https://", adapter)
+            new.mount("http://", adapter)
+            _session = new
+        return _session
+
+
+def excerpt(text: str) -> str:
+    """The body as one short printable line (upstream error bodies are undocumented)."""
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text[: BODY_EXCERPT_CHARS * 4]).split())
+    return flat if len(flat) <= BODY_EXCERPT_CHARS else flat[:BODY_EXCERPT_CHARS] + "…"
+
+
+def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *, location: str | None = None) -> Any:
+    """POST `points` ([lon_int, lat_int] pairs) and return the parsed JSON body.
+
+    Raises UpstreamRateLimited (429), ApiError (other statuses, timeouts, connection failures) or
+    MalformedResponse (a 2xx body that is not JSON).
+    """
+    path = ENDPOINTS[granularity]
+    body = {"unit": float(config.unit), "points": points}
+    rate_limiter.acquire(config.requests_per_second)
+    try:
+        response = session().post(
+            config.base_url + path,
+            params={"mapset": config.mapsets[granularity]},
+            json=body,
+            timeout=config.timeout_s,
+            allow_redirects=False,
+            headers={"Accept": "application/json"},
+        )
+    except requests.Timeout:
+        raise ApiError(f"GaluchatAPI POST {path} timed out after {int(config.timeout_s * 1000)} ms", location) from None
+    except requests.ConnectionError:
+        raise ApiError(f"Could not connect to GaluchatAPI for POST {path}", location) from None
+    except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError):
+        raise ApiError(f"GaluchatAPI POST {path} sent a broken response", location) from None
+    status = response.status_code
+    if status == 429:
+        retry_after = response.headers.get("Retry-After")
+        hint = f" (Retry-After: {excerpt(retry_after)})" if retry_after else ""
+        raise UpstreamRateLimited(f"GaluchatAPI rate limit exceeded (HTTP 429) on POST {path}{hint}", location)
+    if not 200 <= status < 300:
+        body_text = excerpt(response.text) or "(empty body)"
+        raise ApiError(f"GaluchatAPI POST {path} answered HTTP {status}: {body_text}", location)
+    try:
+        return response.json()
+    except ValueError:
+        raise MalformedResponse(
+            f"GaluchatAPI POST {path} answered HTTP {status} with a body that is not JSON"
+        ) from None

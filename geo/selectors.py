@@ -1,0 +1,96 @@
+"""Reads: resolving points through GaluchatAPI (seed section 5). Nothing here writes the database."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from . import galuchat, pointcache
+from .conf import GaluchatConfig, galuchat_config
+from .errors import OutOfCoverage, point_location
+from .merge import CoverageProblem, Resolved, merge
+from .points import InputPoint, parse_points
+
+# Upstream calls in flight at once for one resolve; the rate limiter still caps starts per second.
+UPSTREAM_CONCURRENCY = 4
+
+
+def points_resolve(
+    *, granularity: str, points: list[Any], config: GaluchatConfig | None = None
+) -> list[dict[str, Any]]:
+    """`[{ref?, code, address}]` for `points`, in input order and count (seed 3.2).
+
+    Every point is validated before anything is sent. Identical integer points are sent once,
+    cached ones not at all, and the rest in requests of at most `max_points_per_request`.
+    Raises the seed's errors (InvalidInput, UpstreamRateLimited, ApiError, OutOfCoverage).
+    """
+    config = config or galuchat_config()
+    parsed = parse_points(points, unit=config.unit, max_points=config.max_points)
+    resolved = _resolve_unique(config, granularity, parsed)
+    results = []
+    for point in parsed:
+        code, address = resolved[point.key]
+        item: dict[str, Any] = {"ref": point.ref} if point.has_ref else {}
+        item["code"] = code
+        item["address"] = address
+        results.append(item)
+    return results
+
+
+def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[InputPoint]) -> dict:
+    first_index: dict[tuple[int, int], int] = {}
+    for index, point in enumerate(parsed):
+        first_index.setdefault(point.key, index)
+    mapset = config.mapsets[granularity]
+
+    def key_of(point):
+        return pointcache.cache_key(granularity, mapset, config.unit, point)
+
+    resolved: dict[tuple[int, int], Resolved] = {}
+    if config.cache_ttl:
+        cached = pointcache.get_many([key_of(p) for p in first_index])
+        for point in first_index:
+            hit = cached.get(key_of(point))
+            if hit is not None:
+                resolved[point] = hit
+    missing = [point for point in first_index if point not in resolved]
+    size = config.max_points_per_request
+    chunks = [missing[start : start + size] for start in range(0, len(missing), size)]
+
+    def describe(point):
+        index = first_index[point]
+        return point_location(index, parsed[index].ref, has_ref=parsed[index].has_ref)
+
+    def fetch(chunk: list[tuple[int, int]]) -> list[Resolved]:
+        try:
+            payload = galuchat.lookup(config, granularity, [list(p) for p in chunk], location=describe(chunk[0]))
+            return merge(payload, granularity, len(chunk))
+        except (galuchat.MalformedResponse, CoverageProblem) as exc:
+            position = getattr(exc, "position", None)
+            point = chunk[position] if position is not None and position < len(chunk) else chunk[0]
+            scope = "" if position is not None else f" (the request of {len(chunk)} points starting here)"
+            raise OutOfCoverage(
+                f"GaluchatAPI answer does not match the request: {exc}{scope}", describe(point)
+            ) from None
+
+    if chunks:
+        workers = min(UPSTREAM_CONCURRENCY, len(chunks))
+        if workers == 1:
+            answers = [fetch(chunks[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="galuchat") as pool:
+                futures = [pool.submit(fetch, chunk) for chunk in chunks]
+                try:
+                    # The first failing request in input order decides the error.
+                    answers = [future.result() for future in futures]
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    raise
+        fresh: dict[tuple[int, int], Resolved] = {}
+        for chunk, answer in zip(chunks, answers, strict=True):
+            fresh.update(zip(chunk, answer, strict=True))
+        resolved.update(fresh)
+        if config.cache_ttl:
+            pointcache.set_many({key_of(p): value for p, value in fresh.items()}, config.cache_ttl)
+    return resolved

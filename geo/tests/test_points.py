@@ -1,0 +1,64 @@
+"""Point validation and the degrees -> integer conversion (seed 5.1 and 5.4)."""
+
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from geo.errors import InvalidInput
+from geo.points import parse_points, to_unit_integer
+
+UNIT = Decimal("0.001")
+
+
+def exact_half_up(text: str, unit: str) -> int:
+    """An independent oracle: exact rational arithmetic, ties away from zero."""
+    q = Fraction(text) / Fraction(unit)
+    sign = -1 if q < 0 else 1
+    q = abs(q)
+    whole = q.numerator // q.denominator
+    return sign * (whole + (1 if q - whole >= Fraction(1, 2) else 0))
+
+
+@given(st.floats(min_value=-180, max_value=180, allow_nan=False))
+def test_conversion_matches_exact_rational_rounding(value):
+    assert to_unit_integer(Decimal(repr(value)), UNIT) == exact_half_up(repr(value), "0.001")
+
+
+@given(st.integers(min_value=-180_000_0, max_value=180_000_0), st.sampled_from(["0.01", "0.001", "0.0001"]))
+def test_exact_ties_round_away_from_zero(tenths, unit):
+    # value = (tenths / 10) * unit: every odd `tenths` ending in 5 is an exact tie.
+    text = str(Decimal(tenths) / 10 * Decimal(unit))
+    assert to_unit_integer(Decimal(text), Decimal(unit)) == exact_half_up(text, unit)
+
+
+def test_parse_keeps_order_refs_and_integer_keys():
+    parsed = parse_points(
+        [{"ref": "a", "lat": 35.0005, "lon": 139.0005}, {"lat": -1, "lon": 2}, {"ref": None, "lat": 0.0, "lon": 0.0}],
+        unit=UNIT,
+        max_points=10,
+    )
+    assert [(p.key, p.has_ref, p.ref) for p in parsed] == [
+        ((139001, 35001), True, "a"),
+        ((2000, -1000), False, None),
+        ((0, 0), True, None),
+    ]
+
+
+def test_first_bad_point_wins():
+    with pytest.raises(InvalidInput) as info:
+        parse_points([{"lat": 0, "lon": 0}, {"ref": "x", "lat": 91, "lon": 0}, {"lat": "bad"}], unit=UNIT, max_points=9)
+    assert info.value.location == 'points[1] (ref "x")'
+
+
+@pytest.mark.parametrize("ref", ["\x00", "a\u200bb", "\u2028", "\ue000"])
+def test_non_printable_refs_are_refused(ref):
+    with pytest.raises(InvalidInput, match="non-printable"):
+        parse_points([{"ref": ref, "lat": 0, "lon": 0}], unit=UNIT, max_points=1)
+
+
+@pytest.mark.parametrize("ref", ["東京 タワー", "全角　スペース", "emoji 🗼", "x" * 128])
+def test_printable_refs_are_accepted(ref):
+    assert parse_points([{"ref": ref, "lat": 0, "lon": 0}], unit=UNIT, max_points=1)[0].ref == ref

@@ -1,0 +1,208 @@
+"""Admin for accountants: chart of accounts, journal entries (posted = read-only), reversals, reports."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Sum
+from django.forms.models import BaseInlineFormSet
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+
+from mcpsite.mcp.errors import ToolError
+
+from . import selectors, services
+from .models import Account, JournalEntry, JournalLine
+from .services import LineInput
+
+
+class ReportDateForm(forms.Form):
+    as_of = forms.DateField(label="基準日", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    start = forms.DateField(label="開始日", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    end = forms.DateField(label="終了日", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+
+@admin.register(Account)
+class AccountAdmin(admin.ModelAdmin):
+    list_display = ["code", "name", "type", "category", "is_active"]
+    list_filter = ["type", "is_active", "category"]
+    search_fields = ["code", "name", "category"]
+    actions = ["activate", "deactivate"]
+    change_list_template = "admin/ledger/account/change_list.html"
+
+    def get_readonly_fields(self, request, obj=None):
+        # Changing the code or type of an account with history would rewrite past reports.
+        if obj is not None and obj.lines.exists():
+            return ["code", "type"]
+        return []
+
+    def has_delete_permission(self, request, obj=None):
+        return obj is None or not obj.lines.exists()
+
+    @admin.action(description="選択した勘定科目を有効にする")
+    def activate(self, request, queryset):
+        for account in queryset:
+            services.account_set_active(account=account, active=True)
+
+    @admin.action(description="選択した勘定科目を無効にする（履歴は残ります）")
+    def deactivate(self, request, queryset):
+        for account in queryset:
+            services.account_set_active(account=account, active=False)
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("reports/balance-sheet/", view(self.balance_sheet_view), name="ledger_balance_sheet"),
+            path("reports/income-statement/", view(self.income_statement_view), name="ledger_income_statement"),
+            path("reports/trial-balance/", view(self.trial_balance_view), name="ledger_trial_balance"),
+        ] + super().get_urls()
+
+    def _report(self, request, template, title, **context):
+        return TemplateResponse(
+            request,
+            f"admin/ledger/{template}.html",
+            {**self.admin_site.each_context(request), "title": title, "opts": self.model._meta, **context},
+        )
+
+    def _dates(self, request):
+        form = ReportDateForm(request.GET or None)
+        data = form.cleaned_data if form.is_valid() else {}
+        today = timezone.localdate()
+        return form, data, today
+
+    def balance_sheet_view(self, request):
+        form, data, today = self._dates(request)
+        as_of = data.get("as_of") or today
+        return self._report(
+            request, "balance_sheet", "貸借対照表", form=form, as_of=as_of, sheet=selectors.balance_sheet(as_of=as_of)
+        )
+
+    def income_statement_view(self, request):
+        form, data, today = self._dates(request)
+        end = data.get("end") or today
+        start = data.get("start") or end.replace(month=1, day=1)
+        error = "開始日が終了日より後です。" if start > end else None
+        statement = None if error else selectors.income_statement(start=start, end=end)
+        return self._report(
+            request, "income_statement", "損益計算書", form=form, start=start, end=end, statement=statement, error=error
+        )
+
+    def trial_balance_view(self, request):
+        form, data, today = self._dates(request)
+        as_of = data.get("as_of") or today
+        return self._report(
+            request, "trial_balance", "残高試算表", form=form, as_of=as_of, tb=selectors.trial_balance(as_of=as_of)
+        )
+
+
+class JournalLineFormSet(BaseInlineFormSet):
+    """Validates the whole entry with the service's rules, so an unbalanced entry never gets saved."""
+
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        lines = [
+            LineInput(
+                account_code=f.cleaned_data["account"].code,
+                debit=f.cleaned_data.get("debit") or Decimal(0),
+                credit=f.cleaned_data.get("credit") or Decimal(0),
+            )
+            for f in self.forms
+            if f.cleaned_data.get("account") and not f.cleaned_data.get("DELETE")
+        ]
+        try:
+            services.journal_lines_validate(lines)
+            services.journal_balance_check(lines)
+        except ToolError as exc:
+            raise ValidationError(exc.message) from None
+        self.lines = lines
+
+
+class JournalLineInline(admin.TabularInline):
+    model = JournalLine
+    formset = JournalLineFormSet
+    fields = ["account", "debit", "credit"]
+    can_delete = False
+
+    def get_extra(self, request, obj=None, **kwargs):
+        return 0 if obj else 4
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request, obj=None):
+        return obj is None
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "account":
+            kwargs["queryset"] = Account.objects.filter(is_active=True).order_by("code")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+@admin.register(JournalEntry)
+class JournalEntryAdmin(admin.ModelAdmin):
+    list_display = ["date", "description", "amount", "created_by", "reversal_of", "is_reversed"]
+    list_filter = ["date"]
+    search_fields = ["description", "=id"]
+    date_hierarchy = "date"
+    fields = ["date", "description", "created_by", "reversal_of"]
+    readonly_fields = ["created_by", "reversal_of"]
+    inlines = [JournalLineInline]
+    actions = ["reverse_entries"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("created_by", "reversal_of", "reversal")
+
+    @admin.display(description="金額")
+    def amount(self, obj):
+        total = obj.lines.aggregate(total=Sum("debit"))["total"] or Decimal(0)
+        return services.yen(total)
+
+    @admin.display(description="取消済", boolean=True)
+    def is_reversed(self, obj):
+        return hasattr(obj, "reversal")
+
+    def has_change_permission(self, request, obj=None):
+        # Posted entries are immutable: the change page is read-only; correct with a reversal.
+        return obj is None and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        # No outer transaction here (ModelAdmin wraps one): the posting service owns its durable
+        # transaction, and a read-only change page writes nothing.
+        return self._changeform_view(request, object_id, form_url, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        """Nothing yet: the entry and its lines are posted together in save_related."""
+
+    def save_related(self, request, form, formsets, change):
+        entry = services.journal_entry_create(
+            date=form.cleaned_data["date"],
+            description=form.cleaned_data["description"],
+            lines=formsets[0].lines,
+            created_by=request.user,
+        )
+        obj = form.instance
+        for field in entry._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(entry, field.attname))
+        obj._state.adding = False
+        for formset in formsets:  # what the admin's change message reads after a formset save
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = list(entry.lines.all()), [], []
+
+    @admin.action(description="選択した仕訳を取り消す（反対仕訳を作成）")
+    def reverse_entries(self, request, queryset):
+        for entry in queryset.order_by("date", "created_at"):
+            try:
+                reversal = services.journal_entry_reverse(entry_id=entry.pk, created_by=request.user)
+            except ToolError as exc:
+                self.message_user(request, f"{entry}: {exc.message}", messages.ERROR)
+            else:
+                url = reverse("admin:ledger_journalentry_change", args=[reversal.pk])
+                self.message_user(request, f"{entry} を取り消しました（反対仕訳 {url}）", messages.SUCCESS)

@@ -1,0 +1,131 @@
+"""Double-entry books: a chart of accounts, journal entries and their debit/credit lines.
+
+The database keeps the books honest: each line has exactly one positive side (CHECK constraints),
+and on PostgreSQL deferred constraint triggers (migration 0001) refuse to commit an entry whose
+debits differ from its credits or that has fewer than two lines, and refuse edits to posted rows.
+On SQLite the service (`services.journal_entry_create`) enforces the same rules.
+"""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+AMOUNT_DIGITS = 18
+AMOUNT_PLACES = 2
+MAX_AMOUNT = Decimal(10) ** (AMOUNT_DIGITS - AMOUNT_PLACES) - Decimal("0.01")
+
+
+class AccountType(models.TextChoices):
+    ASSET = "asset", "資産"
+    LIABILITY = "liability", "負債"
+    EQUITY = "equity", "純資産"
+    REVENUE = "revenue", "収益"
+    EXPENSE = "expense", "費用"
+
+
+# Assets and expenses grow on the debit side; liabilities, equity and revenue on the credit side.
+DEBIT_NORMAL = frozenset({AccountType.ASSET, AccountType.EXPENSE})
+
+
+class Account(models.Model):
+    code = models.CharField("コード", max_length=20, unique=True)
+    name = models.CharField("科目名", max_length=100)
+    type = models.CharField("区分", max_length=10, choices=AccountType.choices)
+    category = models.CharField("カテゴリ", max_length=100, blank=True)
+    is_active = models.BooleanField("有効", default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(type__in=AccountType.values), name="ledger_account_type_valid"),
+            models.CheckConstraint(condition=~Q(code=""), name="ledger_account_code_not_empty"),
+        ]
+        ordering = ["code"]
+        verbose_name = "勘定科目"
+        verbose_name_plural = "勘定科目"
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.name}"
+
+    @property
+    def is_debit_normal(self) -> bool:
+        return self.type in DEBIT_NORMAL
+
+
+class ImmutableError(Exception):
+    """A posted entry or line was about to be changed; post a reversal instead."""
+
+
+class JournalEntry(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    date = models.DateField("日付", db_index=True)
+    description = models.CharField("摘要", max_length=500)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # A reversal entry points at the entry it cancels; one reversal per entry at most.
+    reversal_of = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversal", verbose_name="取消対象"
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=~Q(reversal_of=F("id")), name="ledger_entry_not_self_reversal"),
+            models.CheckConstraint(condition=~Q(description=""), name="ledger_entry_description_not_empty"),
+        ]
+        ordering = ["-date", "-created_at"]
+        verbose_name = "仕訳"
+        verbose_name_plural = "仕訳"
+
+    def __str__(self) -> str:
+        return f"{self.date} {self.description}"
+
+    def save(self, *args, **kwargs):
+        # Posted entries are immutable (PostgreSQL also refuses it with a trigger).
+        if not self._state.adding:
+            raise ImmutableError("Posted journal entries cannot be changed; post a reversal entry instead.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableError("Posted journal entries cannot be deleted; post a reversal entry instead.")
+
+
+class JournalLine(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    entry = models.ForeignKey(JournalEntry, on_delete=models.PROTECT, related_name="lines")
+    line_no = models.PositiveSmallIntegerField(default=0)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="lines", verbose_name="勘定科目")
+    debit = models.DecimalField("借方", max_digits=AMOUNT_DIGITS, decimal_places=AMOUNT_PLACES, default=Decimal(0))
+    credit = models.DecimalField("貸方", max_digits=AMOUNT_DIGITS, decimal_places=AMOUNT_PLACES, default=Decimal(0))
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(debit__gte=0), name="ledger_line_debit_not_negative"),
+            models.CheckConstraint(condition=Q(credit__gte=0), name="ledger_line_credit_not_negative"),
+            models.CheckConstraint(
+                condition=(Q(debit__gt=0) & Q(credit=0)) | (Q(credit__gt=0) & Q(debit=0)),
+                name="ledger_line_one_side",
+            ),
+            models.UniqueConstraint(fields=["entry", "line_no"], name="ledger_line_unique_line_no"),
+        ]
+        ordering = ["entry", "line_no"]
+        verbose_name = "仕訳明細"
+        verbose_name_plural = "仕訳明細"
+
+    def __str__(self) -> str:
+        side = f"借方 {self.debit}" if self.debit else f"貸方 {self.credit}"
+        return f"{self.account_id} {side}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise ImmutableError("Posted journal lines cannot be changed; post a reversal entry instead.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ImmutableError("Posted journal lines cannot be deleted; post a reversal entry instead.")

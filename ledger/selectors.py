@@ -1,0 +1,204 @@
+"""Ledger reads. Balances are never stored: every report is one SQL GROUP BY over the lines.
+
+Each report costs a constant two queries (the chart of accounts and one aggregate), whatever the
+number of lines; Python only walks the per-account totals.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db import connection
+from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
+from django.db.models.functions import Cast, Coalesce, Round
+
+from mcpsite.mcp.errors import NotFound
+
+from .models import DEBIT_NORMAL, Account, AccountType, JournalEntry, JournalLine
+
+ZERO = Decimal(0)
+_AMOUNT = DecimalField(max_digits=20, decimal_places=2)
+
+
+def _sum(field: str):
+    """SUM of an amount column, exact on every backend.
+
+    SQLite keeps decimals as REAL, and a million float additions drift by cents; there we add
+    whole cents as integers (exact up to 2**63 cents). PostgreSQL sums `numeric` exactly.
+    """
+    if connection.vendor == "sqlite":
+        return Coalesce(Sum(Cast(Round(F(field) * 100), BigIntegerField())), Value(0))
+    return Coalesce(Sum(field), Value(ZERO), output_field=_AMOUNT)
+
+
+def _amount(value) -> Decimal:
+    return Decimal(value).scaleb(-2) if connection.vendor == "sqlite" else value
+
+
+@dataclass(frozen=True, slots=True)
+class AccountTotal:
+    account: Account
+    debit: Decimal
+    credit: Decimal
+
+    @property
+    def balance(self) -> Decimal:
+        """The balance on the account's normal side (debit for assets and expenses, else credit)."""
+        if self.account.type in DEBIT_NORMAL:
+            return self.debit - self.credit
+        return self.credit - self.debit
+
+
+@dataclass(slots=True)
+class Section:
+    total: Decimal = ZERO
+    accounts: list[AccountTotal] = field(default_factory=list)
+
+    def add(self, row: AccountTotal) -> None:
+        self.total += row.balance
+        if row.balance:
+            self.accounts.append(row)
+
+
+@dataclass(frozen=True, slots=True)
+class BalanceSheet:
+    as_of: datetime.date
+    assets: Section
+    liabilities: Section
+    equity: Section  # includes retained earnings
+    retained_earnings: Decimal
+
+    @property
+    def liabilities_and_equity(self) -> Decimal:
+        return self.liabilities.total + self.equity.total
+
+    @property
+    def verified(self) -> bool:
+        return self.assets.total == self.liabilities_and_equity
+
+
+@dataclass(frozen=True, slots=True)
+class IncomeStatement:
+    start: datetime.date
+    end: datetime.date
+    revenue: Section
+    expenses: Section
+
+    @property
+    def net_income(self) -> Decimal:
+        return self.revenue.total - self.expenses.total
+
+
+@dataclass(frozen=True, slots=True)
+class TrialBalance:
+    as_of: datetime.date
+    rows: list[AccountTotal]
+    debit_total: Decimal
+    credit_total: Decimal
+
+    @property
+    def balanced(self) -> bool:
+        return self.debit_total == self.credit_total
+
+
+def account_list(*, type: str | None = None, category: str | None = None) -> QuerySet[Account]:
+    """The chart of accounts in code order; `category` matches partially (case-insensitive)."""
+    accounts = Account.objects.order_by("code")
+    if type:
+        accounts = accounts.filter(type=type)
+    if category:
+        accounts = accounts.filter(category__icontains=category)
+    return accounts
+
+
+def account_get(*, code: str) -> Account:
+    try:
+        return Account.objects.get(code=code)
+    except Account.DoesNotExist:
+        raise NotFound(
+            f"Unknown account code: {code}",
+            data={"unknownAccountCodes": [code], "message": "Use list_accounts to see the chart of accounts"},
+        ) from None
+
+
+def account_totals(*, start: datetime.date | None = None, end: datetime.date | None = None) -> list[AccountTotal]:
+    """Debit and credit totals per account for entries dated in [start, end] (either end open).
+
+    Two queries: the accounts, and one GROUP BY account over the lines joined to their entries.
+    """
+    lines = JournalLine.objects.all()
+    if start is not None:
+        lines = lines.filter(entry__date__gte=start)
+    if end is not None:
+        lines = lines.filter(entry__date__lte=end)
+    sums = {
+        row["account_id"]: (_amount(row["debit"]), _amount(row["credit"]))
+        for row in lines.order_by().values("account_id").annotate(debit=_sum("debit"), credit=_sum("credit"))
+    }
+    return [AccountTotal(account, *sums.get(account.pk, (ZERO, ZERO))) for account in Account.objects.order_by("code")]
+
+
+def account_balance(*, account: Account, as_of: datetime.date) -> Decimal:
+    """The account's balance on its normal side, over entries dated up to and including `as_of`."""
+    totals = JournalLine.objects.filter(account=account, entry__date__lte=as_of).aggregate(
+        debit=_sum("debit"), credit=_sum("credit")
+    )
+    return AccountTotal(account, _amount(totals["debit"]), _amount(totals["credit"])).balance
+
+
+def balance_sheet(*, as_of: datetime.date) -> BalanceSheet:
+    """Assets, liabilities and equity at `as_of`; equity includes retained earnings (revenue − expenses to date)."""
+    sections = {t: Section() for t in AccountType.values}
+    for row in account_totals(end=as_of):
+        sections[row.account.type].add(row)
+    retained = sections[AccountType.REVENUE].total - sections[AccountType.EXPENSE].total
+    equity = sections[AccountType.EQUITY]
+    equity.total += retained
+    return BalanceSheet(
+        as_of=as_of,
+        assets=sections[AccountType.ASSET],
+        liabilities=sections[AccountType.LIABILITY],
+        equity=equity,
+        retained_earnings=retained,
+    )
+
+
+def income_statement(*, start: datetime.date, end: datetime.date) -> IncomeStatement:
+    """Revenue, expenses and net income for entries dated from `start` to `end` inclusive."""
+    revenue, expenses = Section(), Section()
+    for row in account_totals(start=start, end=end):
+        if row.account.type == AccountType.REVENUE:
+            revenue.add(row)
+        elif row.account.type == AccountType.EXPENSE:
+            expenses.add(row)
+    return IncomeStatement(start=start, end=end, revenue=revenue, expenses=expenses)
+
+
+def trial_balance(*, as_of: datetime.date) -> TrialBalance:
+    """Debit and credit totals of every account with activity up to `as_of`; the columns must agree."""
+    rows = [row for row in account_totals(end=as_of) if row.debit or row.credit]
+    return TrialBalance(
+        as_of=as_of,
+        rows=rows,
+        debit_total=sum((r.debit for r in rows), ZERO),
+        credit_total=sum((r.credit for r in rows), ZERO),
+    )
+
+
+def journal_entry_get(*, entry_id) -> JournalEntry:
+    return JournalEntry.objects.prefetch_related("lines__account").get(pk=entry_id)
+
+
+def unbalanced_entry_ids() -> list:
+    """Entries whose lines do not balance or number fewer than two (always empty unless bypassed)."""
+    return list(
+        JournalEntry.objects.annotate(
+            n=Count("lines"),
+            debit=_sum("lines__debit"),
+            credit=_sum("lines__credit"),
+        )
+        .filter(Q(n__lt=2) | ~Q(debit=F("credit")))
+        .values_list("id", flat=True)
+    )

@@ -1,0 +1,101 @@
+"""Admin for accountants: entries validated on save, read-only once posted, reversal action, reports."""
+
+import pytest
+from django.urls import reverse
+
+from ledger.models import Account, JournalEntry
+
+pytestmark = pytest.mark.django_db
+
+ADD_URL = "/admin/ledger/journalentry/add/"
+
+
+def entry_form(lines, date="2024-01-15", description="商品仕入"):
+    data = {
+        "date": date,
+        "description": description,
+        "lines-TOTAL_FORMS": str(len(lines)),
+        "lines-INITIAL_FORMS": "0",
+        "lines-MIN_NUM_FORMS": "0",
+        "lines-MAX_NUM_FORMS": "1000",
+    }
+    for i, (code, debit, credit) in enumerate(lines):
+        data[f"lines-{i}-account"] = str(Account.objects.get(code=code).pk)
+        data[f"lines-{i}-debit"] = str(debit)
+        data[f"lines-{i}-credit"] = str(credit)
+    return data
+
+
+def test_unbalanced_entry_is_refused_with_a_clear_message(admin_client, chart):
+    response = admin_client.post(ADD_URL, entry_form([("500", 10000, 0), ("100", 0, 9000)]))
+    assert response.status_code == 200
+    assert "debits 10,000 ≠ credits 9,000" in response.content.decode()
+    assert JournalEntry.objects.count() == 0
+
+
+def test_single_line_entry_is_refused(admin_client, chart):
+    response = admin_client.post(ADD_URL, entry_form([("500", 10000, 0)]))
+    assert "at least 2 lines" in response.content.decode()
+    assert JournalEntry.objects.count() == 0
+
+
+def test_balanced_entry_is_posted_and_then_read_only(admin_client, admin_user, chart):
+    response = admin_client.post(ADD_URL, entry_form([("500", 10000, 0), ("100", 0, 10000)]))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    entry = JournalEntry.objects.get()
+    assert entry.created_by == admin_user
+    assert [(line.account.code, line.debit, line.credit) for line in entry.lines.order_by("line_no")] == [
+        ("500", 10000, 0),
+        ("100", 0, 10000),
+    ]
+    change = admin_client.get(reverse("admin:ledger_journalentry_change", args=[entry.pk]))
+    assert change.status_code == 200
+    assert 'name="description"' not in change.content.decode()  # view-only page
+    posted = admin_client.post(reverse("admin:ledger_journalentry_change", args=[entry.pk]), {"description": "x"})
+    assert posted.status_code == 403
+    assert JournalEntry.objects.get().description == "商品仕入"
+
+
+def test_reverse_action_posts_a_reversal_once(admin_client, post):
+    entry = post("2024-01-15", ("500", 10000), ("100", -10000))
+    url = reverse("admin:ledger_journalentry_changelist")
+    data = {"action": "reverse_entries", "_selected_action": [str(entry.pk)]}
+    admin_client.post(url, data)
+    assert JournalEntry.objects.filter(reversal_of=entry).count() == 1
+    response = admin_client.post(url, data, follow=True)
+    assert "already been reversed" in response.content.decode()
+    assert JournalEntry.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "query", "expected"),
+    [
+        ("ledger_balance_sheet", "?as_of=2024-03-31", "資産合計: 1,000円 / 負債・純資産合計: 1,000円"),
+        ("ledger_income_statement", "?start=2024-01-01&end=2024-12-31", "当期純利益: 1,000円"),
+        ("ledger_income_statement", "?start=2024-12-01&end=2024-01-01", "開始日が終了日より後です"),
+        ("ledger_trial_balance", "?as_of=2024-03-31", "貸借一致"),
+        ("ledger_trial_balance", "?as_of=not-a-date", "貸借一致"),
+    ],
+)
+def test_report_pages(admin_client, post, name, query, expected):
+    post("2024-03-01", ("100", 1000), ("400", -1000))
+    response = admin_client.get(reverse(f"admin:{name}") + query)
+    assert response.status_code == 200
+    assert expected in response.content.decode()
+
+
+def test_reports_are_staff_only(client):
+    response = client.get(reverse("admin:ledger_balance_sheet"))
+    assert response.status_code == 302
+
+
+def test_account_with_history_keeps_code_and_type(admin_client, post):
+    post("2024-03-01", ("100", 1000), ("400", -1000))
+    cash = Account.objects.get(code="100")
+    response = admin_client.get(reverse("admin:ledger_account_change", args=[cash.pk]))
+    assert 'name="code"' not in response.content.decode()
+    admin_client.post(
+        reverse("admin:ledger_account_changelist"), {"action": "deactivate", "_selected_action": [str(cash.pk)]}
+    )
+    cash.refresh_from_db()
+    assert cash.is_active is False

@@ -1,0 +1,172 @@
+"""Staff views: contacts, events, messages with delivery status, reminders with their history."""
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.utils.html import format_html
+
+from mcpsite.mcp.errors import ToolError
+
+from . import services
+from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
+
+STATUS_COLOURS = {"queued": "#777", "sending": "#b58900", "sent": "#2e7d32", "failed": "#c62828"}
+
+
+def _badge(status: str, label: str | None = None):
+    colour = STATUS_COLOURS.get(status, "#777")
+    return format_html('<strong style="color:{}">{}</strong>', colour, label or status)
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ["owner", "webhook_url", "feed_token_rotated_at"]
+    search_fields = ["owner__username", "owner__email"]
+    readonly_fields = ["feed_url", "feed_token_rotated_at"]
+    fields = ["owner", "webhook_url", "feed_url", "feed_token_rotated_at"]
+    actions = ["rotate_feed_token"]
+
+    @admin.display(description="calendar feed URL")
+    def feed_url(self, obj):
+        if not obj.pk:
+            return "(created on save)"
+        return f"{settings.SITE_URL.rstrip('/')}{obj.feed_path}"
+
+    @admin.action(description="Rotate the calendar feed URL (the old URL stops working)")
+    def rotate_feed_token(self, request, queryset):
+        for profile in queryset:
+            services.profile_rotate_feed_token(profile=profile)
+        self.message_user(request, f"Rotated {len(queryset)} feed URL(s).", messages.SUCCESS)
+
+
+@admin.register(Contact)
+class ContactAdmin(admin.ModelAdmin):
+    list_display = ["name", "public_id", "owner", "email", "phone", "preferred_platform"]
+    list_filter = ["preferred_platform"]
+    search_fields = ["name", "email", "phone", "public_id", "owner__username"]
+    readonly_fields = ["public_id", "created_at"]
+    list_select_related = ["owner"]
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    list_display = ["title", "public_id", "owner", "local_start", "duration_min", "location"]
+    list_filter = [("start", admin.DateFieldListFilter)]
+    search_fields = ["title", "public_id", "location", "owner__username"]
+    readonly_fields = ["public_id", "created_at"]
+    date_hierarchy = "start"
+    list_select_related = ["owner"]
+
+    @admin.display(description="start (as written)", ordering="start")
+    def local_start(self, obj):
+        return obj.start_local.strftime("%Y-%m-%d %H:%M %z")
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = [
+        "public_id",
+        "owner",
+        "contact",
+        "platform",
+        "status_badge",
+        "failure_reason",
+        "created_at",
+        "sent_at",
+    ]
+    list_filter = ["status", "platform"]
+    search_fields = ["public_id", "contact__name", "address", "owner__username"]
+    list_select_related = ["owner", "contact"]
+    readonly_fields = [
+        "public_id",
+        "owner",
+        "contact",
+        "platform",
+        "address",
+        "text",
+        "status",
+        "failure_reason",
+        "attempts",
+        "claimed_until",
+        "created_at",
+        "sent_at",
+    ]
+    actions = ["resend"]
+
+    def has_add_permission(self, request):
+        return False  # messages are sent by agents through message.send
+
+    @admin.display(description="status", ordering="status")
+    def status_badge(self, obj):
+        return _badge(obj.status)
+
+    @admin.action(description="Resend selected failed messages")
+    def resend(self, request, queryset):
+        done, refused = 0, []
+        for message in queryset:
+            try:
+                services.message_resend(message=message)
+                done += 1
+            except ToolError as exc:
+                refused.append(exc.message)
+        if done:
+            self.message_user(request, f"Queued {done} message(s) again.", messages.SUCCESS)
+        for reason in refused:
+            self.message_user(request, reason, messages.WARNING)
+
+
+class DeliveryInline(admin.TabularInline):
+    model = ReminderDelivery
+    extra = 0
+    can_delete = False
+    fields = ["occurrence_at", "delivered_at", "channel", "status_badge", "late", "error"]
+    readonly_fields = fields
+    ordering = ["-occurrence_at"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="status")
+    def status_badge(self, obj):
+        return _badge(obj.status)
+
+
+@admin.register(Reminder)
+class ReminderAdmin(admin.ModelAdmin):
+    list_display = ["public_id", "note", "owner", "next_fire", "repeat", "is_active", "delivered_count"]
+    list_filter = ["is_active", ("next_fire_at", admin.EmptyFieldListFilter)]
+    search_fields = ["public_id", "note", "owner__username"]
+    list_select_related = ["owner"]
+    readonly_fields = [
+        "public_id",
+        "owner",
+        "note",
+        "time",
+        "tz",
+        "repeat",
+        "rrule",
+        "next_fire_at",
+        "claimed_until",
+        "claimed_by",
+        "attempts",
+        "created_at",
+    ]
+    fields = [*readonly_fields[:8], "is_active", *readonly_fields[8:]]
+    inlines = [DeliveryInline]
+
+    def has_add_permission(self, request):
+        return False  # reminders are created by agents through reminder.create
+
+    def get_queryset(self, request):
+        from django.db.models import Count
+
+        return super().get_queryset(request).annotate(delivered=Count("deliveries"))
+
+    @admin.display(description="next fire time", ordering="next_fire_at")
+    def next_fire(self, obj):
+        if obj.next_fire_at is None:
+            return "— (finished)"
+        return obj.next_fire_at.astimezone(obj.zone).strftime("%Y-%m-%d %H:%M %z")
+
+    @admin.display(description="deliveries", ordering="delivered")
+    def delivered_count(self, obj):
+        return obj.delivered

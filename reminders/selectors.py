@@ -1,0 +1,97 @@
+"""Reads: contact lookup, the due-work pickers and the calendar feed."""
+
+from __future__ import annotations
+
+import datetime
+import unicodedata
+from dataclasses import dataclass
+
+import jaconv
+from django.db.models import Q, QuerySet
+from rapidfuzz import fuzz, process
+
+from .models import Contact, Event, Message, Profile, Reminder
+
+CANDIDATES_SHOWN = 5
+
+
+def normalise_name(value: str) -> str:
+    """Width, case and kana folded, so 'ｔａｒｏ', 'Taro' and 'たろう'/'タロウ' compare equal."""
+    return jaconv.kata2hira(unicodedata.normalize("NFKC", value).casefold()).strip()
+
+
+@dataclass(frozen=True)
+class ContactMatch:
+    contact: Contact | None
+    candidates: list[Contact]
+    ambiguous: bool = False
+
+
+def contact_find(*, owner, to: str) -> ContactMatch:
+    """The owner's contact named or identified by `to`.
+
+    An exact id wins; then an exact (normalised) name; then a unique partial name. Otherwise the
+    result has no contact and lists the candidates: every ambiguous match, or the closest names.
+    """
+    contacts = list(Contact.objects.filter(owner=owner).order_by("name", "pk"))
+    wanted = to.strip()
+    by_id = [c for c in contacts if c.public_id == wanted]
+    if by_id:
+        return ContactMatch(by_id[0], [])
+    key = normalise_name(wanted)
+    names = {c.pk: normalise_name(c.name) for c in contacts}
+    exact = [c for c in contacts if names[c.pk] == key]
+    if len(exact) == 1:
+        return ContactMatch(exact[0], [])
+    if exact:
+        return ContactMatch(None, exact, ambiguous=True)
+    partial = [c for c in contacts if key and key in names[c.pk]]
+    if len(partial) == 1:
+        return ContactMatch(partial[0], [])
+    if partial:
+        return ContactMatch(None, partial, ambiguous=True)
+    close = process.extract(key, names, scorer=fuzz.WRatio, limit=CANDIDATES_SHOWN, score_cutoff=50)
+    by_pk = {c.pk: c for c in contacts}
+    return ContactMatch(None, [by_pk[pk] for _name, _score, pk in close])
+
+
+def due_reminders_for_update(*, now: datetime.datetime, limit: int) -> QuerySet[Reminder]:
+    """Due occurrences no live worker holds, locked for the caller's transaction.
+
+    SKIP LOCKED lets two workers split the due set instead of queueing behind each other.
+    """
+    return (
+        Reminder.objects.filter(is_active=True, next_fire_at__lte=now)
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .order_by("next_fire_at", "pk")
+        .select_for_update(skip_locked=True)[:limit]
+    )
+
+
+def stalled_messages_for_update(*, now: datetime.datetime, queued_before: datetime.datetime, limit: int):
+    """Messages whose delivery was lost (a dead worker's lease expired, or their task never ran)."""
+    return (
+        Message.objects.filter(
+            Q(status=Message.Status.SENDING, claimed_until__lt=now)
+            | Q(status=Message.Status.QUEUED, created_at__lt=queued_before)
+        )
+        .order_by("created_at", "pk")
+        .select_for_update(skip_locked=True)
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def feed_profile(*, token: str) -> Profile | None:
+    return Profile.objects.select_related("owner").filter(feed_token=token).first()
+
+
+def feed_events(*, owner, since: datetime.datetime, limit: int) -> list[Event]:
+    return list(Event.objects.filter(owner=owner, start__gte=since).order_by("start", "pk")[:limit])
+
+
+def feed_reminders(*, owner, limit: int) -> list[Reminder]:
+    return list(
+        Reminder.objects.filter(owner=owner, is_active=True, next_fire_at__isnull=False).order_by("next_fire_at")[
+            :limit
+        ]
+    )

@@ -1,0 +1,399 @@
+"""Writes: events, messages and reminders, and their delivery.
+
+Delivery is at-least-once made exactly-once where it can be: a worker claims due work under a row
+lock (SKIP LOCKED, so two workers split it) and takes a lease; the send happens outside any
+transaction; the outcome is recorded, and a repeating reminder's next occurrence scheduled, in one
+transaction that re-checks the lease. A worker that dies mid-delivery never records, so its lease
+expires and the sweeper picks the occurrence up again. Receivers get a stable idempotency key
+(`Message-ID` header, `Idempotency-Key` header) for the one window no database can close: a crash
+after the send and before the record.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import uuid
+from dataclasses import dataclass
+
+import requests
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.db import transaction
+from django.utils import timezone
+
+from mcpsite.mcp.errors import Conflict, InvalidParams
+
+from . import schedule, selectors, sms
+from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery
+
+logger = logging.getLogger("reminders")
+
+TITLE_MAX = 200
+DESCRIPTION_MAX = 2000
+LOCATION_MAX = 200
+NOTE_MAX = 1000
+TEXT_MAX = {Platform.EMAIL: 10_000, Platform.SMS: 1_600}  # 1,600: ten concatenated SMS segments
+REMINDER_BATCH = 50
+REMINDER_MAX_ATTEMPTS = 3
+WEBHOOK_TIMEOUT_S = (3.05, 10)
+
+
+def _lease() -> datetime.timedelta:
+    # Longer than any single send may take (the webhook timeout is 13 s, SMTP's is similar).
+    return datetime.timedelta(seconds=getattr(settings, "REMINDERS_LEASE_S", 300))
+
+
+def _late_after() -> datetime.timedelta:
+    return datetime.timedelta(seconds=getattr(settings, "REMINDERS_LATE_AFTER_S", 120))
+
+
+def _text(value: str | None, *, field: str, limit: int, required: bool = False) -> str:
+    text = (value or "").strip()
+    if required and not text:
+        raise InvalidParams(f"{field} is required and must not be blank")
+    if len(text) > limit:
+        raise InvalidParams(f"{field} is too long: {len(text)} characters (at most {limit})")
+    return text
+
+
+# --- events ------------------------------------------------------------------------------------
+
+
+def event_create(
+    *,
+    owner,
+    title: str,
+    start: datetime.datetime,
+    tz: str,
+    duration_min: int,
+    description: str | None = None,
+    location: str | None = None,
+) -> Event:
+    """Create a calendar event; `start` is aware and `tz` the zone it was written in."""
+    cap = settings.REMINDERS_MAX_DURATION_MIN
+    if duration_min <= 0 or duration_min > cap:
+        raise InvalidParams(f"duration_min must be a whole number of minutes from 1 to {cap} (got {duration_min})")
+    event = Event(
+        owner=owner,
+        title=_text(title, field="title", limit=TITLE_MAX, required=True),
+        start=start,
+        tz=tz,
+        duration_min=duration_min,
+        description=_text(description, field="description", limit=DESCRIPTION_MAX),
+        location=_text(location, field="location", limit=LOCATION_MAX),
+    )
+    with transaction.atomic(durable=True):
+        event.save()
+    return event
+
+
+# --- messages ----------------------------------------------------------------------------------
+
+
+def _describe(contacts: list[Contact]) -> str:
+    return ", ".join(f"{c.name} ({c.public_id})" for c in contacts)
+
+
+def message_send(*, owner, to: str, text: str, platform: str | None = None) -> Message:
+    """Store a message to one of the owner's contacts; a task delivers it after commit."""
+    wanted = _text(to, field="to", limit=200, required=True)
+    match = selectors.contact_find(owner=owner, to=wanted)
+    if match.contact is None:
+        if match.ambiguous:
+            raise InvalidParams(f"to {wanted!r} matches several contacts: {_describe(match.candidates)}; use the id")
+        if match.candidates:
+            raise InvalidParams(f"No contact matches {wanted!r}. Did you mean: {_describe(match.candidates)}?")
+        raise InvalidParams(f"No contact matches {wanted!r} (no contact has a similar name)")
+    contact = match.contact
+    chosen = platform or contact.preferred_platform
+    address = contact.address(chosen)
+    if not address:
+        kind = "email address" if chosen == Platform.EMAIL else "phone number"
+        raise InvalidParams(f"Contact {contact.name} ({contact.public_id}) has no {kind} for platform {chosen!r}")
+    if chosen == Platform.SMS and not sms.is_configured():
+        raise InvalidParams("SMS is not configured on this server (no SMS provider); send with platform 'email'")
+    body = _text(text, field="text", limit=TEXT_MAX[Platform(chosen)], required=True)
+    with transaction.atomic(durable=True):
+        message = Message.objects.create(owner=owner, contact=contact, platform=chosen, address=address, text=body)
+        transaction.on_commit(lambda: _enqueue_message(message.pk))
+    return message
+
+
+def _enqueue_message(message_id: int) -> None:
+    from .tasks import deliver_message
+
+    deliver_message.enqueue(message_id=message_id)
+
+
+def _send_message(message: Message) -> None:
+    if message.platform == Platform.SMS:
+        sms.send_sms(to=message.address, text=message.text)
+        return
+    sender = message.owner.get_full_name() or message.owner.get_username()
+    EmailMessage(
+        subject=f"Message from {sender}",
+        body=message.text,
+        to=[message.address],
+        reply_to=[message.owner.email] if message.owner.email else None,
+        headers={"Message-ID": f"<{message.public_id}.{message.attempts}@mcpsite>"},
+    ).send()
+
+
+def message_deliver(*, message_id: int, now: datetime.datetime | None = None) -> str | None:
+    """Send one queued message (the task's body). Returns its final status, or None if not ours to send."""
+    now = now or timezone.now()
+    with transaction.atomic(durable=True):
+        # lock: the message, so a duplicate task or the sweeper cannot send it a second time
+        message = (
+            Message.objects.select_for_update(skip_locked=True).select_related("owner").filter(pk=message_id).first()
+        )
+        claimable = message is not None and (
+            message.status == Message.Status.QUEUED
+            or (message.status == Message.Status.SENDING and message.claimed_until and message.claimed_until < now)
+        )
+        if not claimable:
+            return None
+        message.status = Message.Status.SENDING
+        message.claimed_until = now + _lease()
+        message.attempts += 1
+        message.save(update_fields=["status", "claimed_until", "attempts"])
+    try:
+        _send_message(message)
+    except Exception as exc:  # any provider failure is recorded for staff, not raised into the worker
+        logger.warning("Message %s failed: %s", message.public_id, exc)
+        reason = str(exc) if isinstance(exc, sms.SmsError) else f"{type(exc).__name__}: {exc}"
+        update = {"status": Message.Status.FAILED, "failure_reason": reason[:1000] or type(exc).__name__}
+    else:
+        update = {"status": Message.Status.SENT, "sent_at": timezone.now(), "failure_reason": ""}
+    with transaction.atomic(durable=True):
+        Message.objects.filter(pk=message.pk, status=Message.Status.SENDING).update(claimed_until=None, **update)
+    return update["status"]
+
+
+def message_resend(*, message: Message) -> Message:
+    """Queue a failed message again (the admin's resend action)."""
+    with transaction.atomic(durable=True):
+        # lock: the message, so a resend cannot race its own delivery
+        locked = Message.objects.select_for_update().get(pk=message.pk)
+        if locked.status != Message.Status.FAILED:
+            raise Conflict(f"Message {locked.public_id} is {locked.status}; only failed messages can be resent")
+        locked.status = Message.Status.QUEUED
+        locked.failure_reason = ""
+        locked.claimed_until = None
+        locked.save(update_fields=["status", "failure_reason", "claimed_until"])
+        transaction.on_commit(lambda: _enqueue_message(locked.pk))
+    return locked
+
+
+def messages_requeue_stalled(*, now: datetime.datetime | None = None, limit: int = 100) -> int:
+    """Re-enqueue messages a dead worker left `sending`, or whose task never ran."""
+    now = now or timezone.now()
+    with transaction.atomic(durable=True):
+        # lock: the stalled rows, so two sweepers do not enqueue each one twice
+        ids = list(selectors.stalled_messages_for_update(now=now, queued_before=now - _lease(), limit=limit))
+        for message_id in ids:
+            transaction.on_commit(lambda message_id=message_id: _enqueue_message(message_id))
+    return len(ids)
+
+
+# --- reminders ---------------------------------------------------------------------------------
+
+
+def profile_get(*, owner) -> Profile:
+    profile, _created = Profile.objects.get_or_create(owner=owner)
+    return profile
+
+
+def profile_rotate_feed_token(*, profile: Profile) -> Profile:
+    """Give the owner's calendar feed a new secret URL; the old one stops working at once."""
+    from .models import new_feed_token
+
+    with transaction.atomic(durable=True):
+        profile.feed_token = new_feed_token()
+        profile.feed_token_rotated_at = timezone.now()
+        profile.save(update_fields=["feed_token", "feed_token_rotated_at"])
+    return profile
+
+
+def reminder_create(
+    *,
+    owner,
+    time: datetime.datetime,
+    tz: str,
+    note: str,
+    repeat: str | None = None,
+    now: datetime.datetime | None = None,
+) -> Reminder:
+    """Create a reminder at `time` (aware; `tz` is the zone it was written in), optionally repeating."""
+    now = now or timezone.now()
+    if time <= now:
+        current = now.astimezone(time.tzinfo).isoformat(timespec="seconds")
+        raise InvalidParams(f"time {time.isoformat()} is in the past (now is {current}); it must be in the future")
+    body = _text(note, field="note", limit=NOTE_MAX, required=True)
+    rule_text = schedule.parse_repeat(repeat, first=time) if repeat is not None else ""
+    profile = Profile.objects.filter(owner=owner).first()
+    if not owner.email and not (profile and profile.webhook_url):
+        raise InvalidParams("Your account has no email address or webhook URL to deliver reminders to")
+    with transaction.atomic(durable=True):
+        reminder = Reminder.objects.create(
+            owner=owner, note=body, time=time, tz=tz, repeat=(repeat or "").strip(), rrule=rule_text, next_fire_at=time
+        )
+        transaction.on_commit(lambda: enqueue_reminder_sweep(at=time))
+    return reminder
+
+
+def enqueue_reminder_sweep(*, at: datetime.datetime | None = None) -> None:
+    """Wake a worker at `at` (now when None) to deliver whatever is due then."""
+    from .tasks import deliver_due_reminders
+
+    task = deliver_due_reminders if at is None else deliver_due_reminders.using(run_after=at)
+    task.enqueue()
+
+
+def reminder_sweep_ensure() -> bool:
+    """Enqueue a sweep unless one is already waiting for a worker (the scheduler's tick).
+
+    This is what recovers leases of workers that died: their occurrences become due again and
+    only a later sweep can see that.
+    """
+    from django_tasks_db.backend import DatabaseBackend
+    from django_tasks_db.models import DBTaskResult
+
+    from .tasks import deliver_due_reminders
+
+    if isinstance(deliver_due_reminders.get_backend(), DatabaseBackend):
+        waiting = DBTaskResult.objects.ready().filter(task_path=deliver_due_reminders.module_path)
+        if waiting.exists():
+            return False
+    enqueue_reminder_sweep()
+    return True
+
+
+@dataclass(frozen=True)
+class Claim:
+    reminder_id: int
+    occurrence: datetime.datetime
+    token: str
+
+
+def _reminders_claim(*, worker: str, now: datetime.datetime, batch: int) -> list[Claim]:
+    token = f"{worker[:40]}/{uuid.uuid4().hex[:12]}"
+    with transaction.atomic(durable=True):
+        due = list(selectors.due_reminders_for_update(now=now, limit=batch))
+        if not due:
+            return []
+        Reminder.objects.filter(pk__in=[r.pk for r in due]).update(claimed_until=now + _lease(), claimed_by=token)
+    return [Claim(r.pk, r.next_fire_at, token) for r in due]
+
+
+def _idempotency_key(reminder: Reminder, occurrence: datetime.datetime) -> str:
+    return f"{reminder.public_id}.{occurrence.astimezone(datetime.UTC):%Y%m%dT%H%M%SZ}"
+
+
+def _send_reminder(reminder: Reminder, occurrence: datetime.datetime, late: bool, webhook_url: str) -> None:
+    """Deliver one occurrence to the webhook when there is one, else by email. Raises on failure."""
+    local = occurrence.astimezone(reminder.zone)
+    key = _idempotency_key(reminder, occurrence)
+    if webhook_url:
+        payload = {
+            "type": "reminder",
+            "id": reminder.public_id,
+            "note": reminder.note,
+            "time": local.isoformat(),
+            "late": late,
+            "repeat": reminder.repeat or None,
+            "delivery_key": key,
+        }
+        response = requests.post(
+            webhook_url,
+            json=payload,
+            timeout=WEBHOOK_TIMEOUT_S,
+            allow_redirects=False,
+            headers={"Idempotency-Key": key, "User-Agent": "mcpsite-reminders/1"},
+        )
+        if response.status_code >= 300:
+            raise RuntimeError(f"webhook answered HTTP {response.status_code}")
+        return
+    if not reminder.owner.email:
+        raise RuntimeError("the owner has no email address or webhook URL")
+    late_note = " (late: the reminder service was unavailable at this time)" if late else ""
+    EmailMessage(
+        subject=f"Reminder: {reminder.note[:60]}",
+        body=f"{reminder.note}\n\n{local:%Y-%m-%d %H:%M} ({reminder.tz}){late_note}\n",
+        to=[reminder.owner.email],
+        headers={"Message-ID": f"<{key}@mcpsite>"},
+    ).send()
+
+
+def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.datetime, late: bool) -> bool:
+    """Record the occurrence and schedule the next one, in one transaction. False if the lease was lost."""
+    with transaction.atomic(durable=True):
+        # lock: the reminder, so recording this occurrence and moving to the next is one step
+        reminder = Reminder.objects.select_for_update().get(pk=claim.reminder_id)
+        if reminder.claimed_by != claim.token or reminder.next_fire_at != claim.occurrence:
+            logger.warning("Lost the lease on %s before recording its delivery", reminder.public_id)
+            return False
+        if error and reminder.attempts + 1 < REMINDER_MAX_ATTEMPTS:
+            # Retry later with back-off; the occurrence stays due.
+            reminder.attempts += 1
+            reminder.claimed_until = now + datetime.timedelta(minutes=reminder.attempts)
+            reminder.claimed_by = ""
+            reminder.save(update_fields=["attempts", "claimed_until", "claimed_by"])
+            return False
+        ReminderDelivery.objects.create(
+            reminder=reminder,
+            occurrence_at=claim.occurrence,
+            delivered_at=now,
+            channel=channel,
+            status=ReminderDelivery.Status.FAILED if error else ReminderDelivery.Status.SENT,
+            late=late,
+            error=error,
+            worker=claim.token,
+        )
+        following = None
+        if reminder.rrule:
+            # Missed occurrences collapse into this one late delivery: the next is after now.
+            following = schedule.next_occurrence(
+                rule_text=reminder.rrule, first=reminder.time, zone=reminder.zone, after=max(claim.occurrence, now)
+            )
+        reminder.next_fire_at = following
+        reminder.attempts = 0
+        reminder.claimed_until = None
+        reminder.claimed_by = ""
+        reminder.save(update_fields=["next_fire_at", "attempts", "claimed_until", "claimed_by"])
+        if following is not None:
+            transaction.on_commit(lambda: enqueue_reminder_sweep(at=following))
+    return not error
+
+
+def reminders_deliver_due(
+    *, worker: str = "worker", now: datetime.datetime | None = None, batch: int = REMINDER_BATCH
+) -> int:
+    """Deliver every due occurrence no other worker holds; returns how many were delivered."""
+    delivered = 0
+    fixed_now = now
+    while True:
+        now = fixed_now or timezone.now()
+        claims = _reminders_claim(worker=worker, now=now, batch=batch)
+        if not claims:
+            return delivered
+        reminders = Reminder.objects.select_related("owner").in_bulk([c.reminder_id for c in claims])
+        webhooks = dict(
+            Profile.objects.filter(owner__in={r.owner_id for r in reminders.values()})
+            .exclude(webhook_url="")
+            .values_list("owner_id", "webhook_url")
+        )
+        for claim in claims:
+            reminder = reminders[claim.reminder_id]
+            webhook_url = webhooks.get(reminder.owner_id, "")
+            channel = ReminderDelivery.Channel.WEBHOOK if webhook_url else ReminderDelivery.Channel.EMAIL
+            late = now - claim.occurrence > _late_after()
+            error = ""
+            try:
+                _send_reminder(reminder, claim.occurrence, late, webhook_url)
+            except Exception as exc:  # recorded on the delivery and retried; never raised into the worker
+                logger.warning("Reminder %s delivery failed: %s", reminder.public_id, exc)
+                error = f"{type(exc).__name__}: {exc}"[:1000]
+            finished_at = fixed_now or timezone.now()
+            delivered += _reminder_finish(claim, channel=channel, error=error, now=finished_at, late=late)

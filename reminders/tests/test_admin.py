@@ -1,0 +1,80 @@
+"""Staff pages: delivery status and resend on messages, next fire time and history on reminders, feed rotation."""
+
+import datetime
+
+import pytest
+
+from reminders import services
+from reminders.models import Message, Profile, Reminder, ReminderDelivery
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def failed_message(owner, contacts):
+    message = services.message_send(owner=owner, to="山田花子", text="届かなかった")
+    Message.objects.filter(pk=message.pk).update(status="failed", failure_reason="SMTPServerDisconnected: gone")
+    return message
+
+
+@pytest.fixture
+def delivered_reminder(owner):
+    at = datetime.datetime(2030, 1, 7, 7, 0, tzinfo=datetime.UTC)
+    reminder = services.reminder_create(
+        owner=owner, time=at, tz="Asia/Tokyo", note="水を飲む", repeat="daily", now=at - datetime.timedelta(hours=1)
+    )
+    services.reminders_deliver_due(now=at + datetime.timedelta(minutes=10))
+    return reminder
+
+
+def test_message_list_shows_status_and_reason(admin_client, failed_message):
+    page = admin_client.get("/admin/reminders/message/").content.decode()
+    assert failed_message.public_id in page and "failed" in page and "SMTPServerDisconnected: gone" in page
+
+
+def test_resend_action_requeues_only_failed(admin_client, failed_message, owner, contacts):
+    sent = services.message_send(owner=owner, to="Taro Tanaka", text="ok")
+    Message.objects.filter(pk=sent.pk).update(status="sent", sent_at=datetime.datetime.now(datetime.UTC))
+    response = admin_client.post(
+        "/admin/reminders/message/",
+        {"action": "resend", "_selected_action": [failed_message.pk, sent.pk]},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "Queued 1 message(s) again." in text and "only failed messages can be resent" in text
+    assert Message.objects.get(pk=failed_message.pk).status == "queued"
+    assert Message.objects.get(pk=sent.pk).status == "sent"
+
+
+def test_reminder_page_shows_next_fire_time_and_history(admin_client, delivered_reminder):
+    page = admin_client.get("/admin/reminders/reminder/").content.decode()
+    assert "2030-01-08 16:00 +0900" in page  # next fire time, in the zone it was written in
+    detail = admin_client.get(f"/admin/reminders/reminder/{delivered_reminder.pk}/change/").content.decode()
+    assert ReminderDelivery.objects.get().reminder == delivered_reminder
+    assert "late" in detail and "sent" in detail
+
+
+def test_rotate_feed_token_action(admin_client, owner):
+    profile = services.profile_get(owner=owner)
+    old = profile.feed_token
+    admin_client.post("/admin/reminders/profile/", {"action": "rotate_feed_token", "_selected_action": [profile.pk]})
+    assert Profile.objects.get(pk=profile.pk).feed_token != old
+
+
+def test_admin_pages_load(admin_client, delivered_reminder, failed_message):
+    for path in ["contact", "event", "profile", "reminder", "message"]:
+        assert admin_client.get(f"/admin/reminders/{path}/").status_code == 200
+    assert admin_client.get(f"/admin/reminders/message/{failed_message.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/reminders/contact/add/").status_code == 200
+    assert Reminder.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_staff_see_delivery_status_in_the_browser(admin_login, live_server, failed_message, delivered_reminder):
+    page = admin_login()
+    page.goto(f"{live_server.url}/admin/reminders/message/")
+    page.screenshot(path="/tmp/reminders-messages.png", full_page=True)
+    assert page.locator("td.field-status_badge").first.inner_text() == "failed"
+    page.goto(f"{live_server.url}/admin/reminders/reminder/{delivered_reminder.pk}/change/")
+    page.screenshot(path="/tmp/reminders-reminder.png", full_page=True)
+    assert page.locator("td.field-status_badge").first.inner_text() == "sent"

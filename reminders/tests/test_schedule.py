@@ -1,0 +1,91 @@
+"""Times are aware everywhere: Tokyo (no DST) and another zone's offset both round-trip."""
+
+import datetime
+import zoneinfo
+
+import pytest
+
+from mcpsite.mcp.errors import InvalidParams
+from reminders import schedule
+from reminders.models import zone_for
+
+TOKYO = zoneinfo.ZoneInfo("Asia/Tokyo")
+
+
+def test_naive_time_is_read_in_tokyo():
+    value, tz = schedule.parse_when("2025-09-19T07:00:00", field="start")
+    assert tz == "Asia/Tokyo"
+    assert value == datetime.datetime(2025, 9, 18, 22, 0, tzinfo=datetime.UTC)
+    assert value.isoformat() == "2025-09-19T07:00:00+09:00"
+
+
+@pytest.mark.parametrize(
+    ("text", "tz", "utc"),
+    [
+        ("2025-09-19T07:00:00+09:00", "+09:00", datetime.datetime(2025, 9, 18, 22, 0, tzinfo=datetime.UTC)),
+        ("2025-07-04T09:30:00-04:00", "-04:00", datetime.datetime(2025, 7, 4, 13, 30, tzinfo=datetime.UTC)),
+        ("2025-01-10T12:00:00+05:30", "+05:30", datetime.datetime(2025, 1, 10, 6, 30, tzinfo=datetime.UTC)),
+        ("2025-01-10T12:00:00Z", "+00:00", datetime.datetime(2025, 1, 10, 12, 0, tzinfo=datetime.UTC)),
+    ],
+)
+def test_offsets_are_kept(text, tz, utc):
+    value, zone = schedule.parse_when(text, field="start")
+    assert zone == tz
+    assert value == utc
+    assert value.astimezone(zone_for(zone)).isoformat().replace("+00:00", "Z") == text
+
+
+@pytest.mark.parametrize("text", ["tomorrow", "2025-09-19", "2025-13-01T07:00:00", "2025-09-19T25:00", "07:00"])
+def test_bad_times_are_refused_with_the_field_name(text):
+    with pytest.raises(InvalidParams, match="start"):
+        schedule.parse_when(text, field="start")
+
+
+FIRST = datetime.datetime(2025, 9, 19, 7, 0, tzinfo=TOKYO)  # a Friday
+
+
+@pytest.mark.parametrize(
+    ("repeat", "rule", "second"),
+    [
+        ("daily", "FREQ=DAILY", datetime.datetime(2025, 9, 20, 7, 0, tzinfo=TOKYO)),
+        ("Weekly", "FREQ=WEEKLY", datetime.datetime(2025, 9, 26, 7, 0, tzinfo=TOKYO)),
+        ("weekdays", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", datetime.datetime(2025, 9, 22, 7, 0, tzinfo=TOKYO)),
+        ("monthly", "FREQ=MONTHLY", datetime.datetime(2025, 10, 19, 7, 0, tzinfo=TOKYO)),
+        ("FREQ=WEEKLY;BYDAY=MO,WE", "FREQ=WEEKLY;BYDAY=MO,WE", datetime.datetime(2025, 9, 22, 7, 0, tzinfo=TOKYO)),
+        ("RRULE:freq=daily;interval=2", "FREQ=DAILY;INTERVAL=2", datetime.datetime(2025, 9, 21, 7, 0, tzinfo=TOKYO)),
+    ],
+)
+def test_repeat_words_and_rrules(repeat, rule, second):
+    assert schedule.parse_repeat(repeat, first=FIRST) == rule
+    assert schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=FIRST) == second
+
+
+@pytest.mark.parametrize(
+    ("repeat", "message"),
+    [
+        ("sometimes", "not understood"),
+        ("", "must not be empty"),
+        ("FREQ=MINUTELY", "too frequent"),
+        ("FREQ=WEEKLY;BYDAY=XX", "not a valid RRULE"),
+        ("FREQ=DAILY;UNTIL=20250101T000000Z", "no occurrence"),
+        ("FREQ=DAILY;UNTIL=20251001", "not a valid RRULE"),
+        ("DTSTART:20250101T000000Z\nRRULE:FREQ=DAILY", "without DTSTART"),
+    ],
+)
+def test_bad_repeats_say_what_is_wrong(repeat, message):
+    with pytest.raises(InvalidParams, match=message):
+        schedule.parse_repeat(repeat, first=FIRST)
+
+
+def test_named_zone_keeps_wall_clock_across_dst():
+    berlin = zoneinfo.ZoneInfo("Europe/Berlin")
+    first = datetime.datetime(2025, 10, 25, 7, 0, tzinfo=berlin)  # the day before DST ends
+    following = schedule.next_occurrence(rule_text="FREQ=DAILY", first=first, zone=berlin, after=first)
+    assert (following.hour, following.utcoffset()) == (7, datetime.timedelta(hours=1))
+    assert following.astimezone(datetime.UTC) - first.astimezone(datetime.UTC) == datetime.timedelta(hours=25)
+
+
+def test_count_ends_the_rule():
+    rule = schedule.parse_repeat("FREQ=DAILY;COUNT=2", first=FIRST)
+    second = schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=FIRST)
+    assert schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=second) is None

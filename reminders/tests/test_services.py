@@ -1,0 +1,200 @@
+"""Delivery that really happens: messages by mail/SMS, reminders once each, late, retried, never lost."""
+
+import datetime
+
+import pytest
+import responses
+from django.core import mail
+
+from mcpsite.mcp.errors import Conflict
+from reminders import services
+from reminders.models import Message, Profile, Reminder, ReminderDelivery
+
+from .conftest import TOKYO, future
+
+pytestmark = pytest.mark.django_db
+
+
+# --- messages ----------------------------------------------------------------------------------
+
+
+def test_email_message_is_sent_after_commit_by_the_task(
+    owner, contacts, immediate_tasks, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        message = services.message_send(owner=owner, to="山田花子", text="今から向かいます")
+    message.refresh_from_db()
+    assert message.status == "sent" and message.sent_at is not None and message.attempts == 1
+    assert len(mail.outbox) == 1
+    sent = mail.outbox[0]
+    assert sent.to == ["hanako@example.com"] and sent.body == "今から向かいます"
+    assert sent.extra_headers["Message-ID"] == f"<{message.public_id}.1@mcpsite>"
+
+
+def test_nothing_is_sent_before_commit(owner, contacts, immediate_tasks, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        message = services.message_send(owner=owner, to="山田花子", text="x")
+    assert len(callbacks) == 1 and mail.outbox == []
+    assert Message.objects.get(pk=message.pk).status == "queued"
+
+
+def test_sms_goes_through_the_configured_backend(owner, contacts, sms_outbox):
+    message = services.message_send(owner=owner, to="Taro Suzuki", text="着きました")
+    assert services.message_deliver(message_id=message.pk) == "sent"
+    assert sms_outbox == [{"to": "+819033334444", "text": "着きました"}]
+
+
+def test_sms_without_a_provider_fails_clearly_and_can_be_resent(owner, contacts, sms_outbox, settings):
+    message = services.message_send(owner=owner, to="Taro Suzuki", text="x")
+    settings.SMS_BACKEND = ""  # the provider went away between queueing and delivery
+    assert services.message_deliver(message_id=message.pk) == "failed"
+    message.refresh_from_db()
+    assert message.status == "failed" and "No SMS provider is configured" in message.failure_reason
+    settings.SMS_BACKEND = "reminders.sms.LocmemSmsBackend"
+    services.message_resend(message=message)
+    assert Message.objects.get(pk=message.pk).status == "queued"
+    assert services.message_deliver(message_id=message.pk) == "sent"
+    assert len(sms_outbox) == 1
+    with pytest.raises(Conflict, match="only failed messages"):
+        services.message_resend(message=message)
+
+
+def test_smtp_failure_is_recorded_with_its_reason(owner, contacts, settings):
+    settings.MAILERS = {
+        "default": {
+            "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+            "OPTIONS": {"host": "127.0.0.1", "port": 9, "timeout": 2},
+        }
+    }
+    message = services.message_send(owner=owner, to="山田花子", text="x")
+    assert services.message_deliver(message_id=message.pk) == "failed"
+    message.refresh_from_db()
+    assert message.failure_reason.startswith("ConnectionRefusedError")
+
+
+def test_a_message_is_sent_once_even_if_its_task_runs_twice(owner, contacts):
+    message = services.message_send(owner=owner, to="山田花子", text="x")
+    assert services.message_deliver(message_id=message.pk) == "sent"
+    assert services.message_deliver(message_id=message.pk) is None
+    assert len(mail.outbox) == 1
+
+
+def test_a_dead_workers_message_is_requeued_after_its_lease(
+    owner, contacts, immediate_tasks, django_capture_on_commit_callbacks
+):
+    message = services.message_send(owner=owner, to="山田花子", text="x")
+    now = datetime.datetime.now(datetime.UTC)
+    lease_end = now + datetime.timedelta(minutes=5)
+    Message.objects.filter(pk=message.pk).update(status="sending", claimed_until=lease_end, attempts=1)
+    assert services.messages_requeue_stalled(now=now) == 0  # the lease still holds
+    Message.objects.filter(pk=message.pk).update(claimed_until=now - datetime.timedelta(seconds=1))  # it expired
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.messages_requeue_stalled() == 1
+    message.refresh_from_db()
+    assert message.status == "sent" and message.attempts == 2 and len(mail.outbox) == 1
+
+
+# --- reminders ---------------------------------------------------------------------------------
+
+
+def make_reminder(owner, *, at=None, repeat=None, note="薬を飲む"):
+    at = at or future()
+    return services.reminder_create(
+        owner=owner, time=at, tz="Asia/Tokyo", note=note, repeat=repeat, now=at - datetime.timedelta(hours=1)
+    )
+
+
+def test_due_reminder_is_emailed_once(owner):
+    reminder = make_reminder(owner)
+    before = reminder.next_fire_at - datetime.timedelta(seconds=1)
+    assert services.reminders_deliver_due(now=before) == 0
+    assert services.reminders_deliver_due(now=reminder.next_fire_at) == 1
+    assert services.reminders_deliver_due(now=reminder.next_fire_at) == 0
+    assert len(mail.outbox) == 1 and mail.outbox[0].to == ["owner@example.com"] and "薬を飲む" in mail.outbox[0].body
+    delivery = reminder.deliveries.get()
+    assert (delivery.status, delivery.channel, delivery.late) == ("sent", "email", False)
+    reminder.refresh_from_db()
+    assert reminder.next_fire_at is None and reminder.claimed_until is None
+
+
+def test_repeating_reminder_schedules_its_next_occurrence(owner, immediate_tasks, django_capture_on_commit_callbacks):
+    first = datetime.datetime(2030, 1, 7, 7, 0, tzinfo=TOKYO)  # a Monday
+    reminder = make_reminder(owner, at=first, repeat="FREQ=WEEKLY;BYDAY=MO,WE")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        assert services.reminders_deliver_due(now=first) == 1
+    reminder.refresh_from_db()
+    assert reminder.next_fire_at == datetime.datetime(2030, 1, 9, 7, 0, tzinfo=TOKYO)
+    assert len(callbacks) == 1  # the wake-up for the next occurrence, enqueued after commit
+
+
+def test_missed_reminder_is_delivered_late_and_repeats_skip_to_the_future(owner):
+    first = datetime.datetime(2030, 1, 7, 7, 0, tzinfo=TOKYO)
+    reminder = make_reminder(owner, at=first, repeat="daily")
+    back = first + datetime.timedelta(days=3, hours=2)  # the worker was down for three days
+    assert services.reminders_deliver_due(now=back) == 1
+    delivery = reminder.deliveries.get()
+    assert delivery.late and delivery.occurrence_at == first
+    assert "late" in mail.outbox[0].body
+    reminder.refresh_from_db()
+    assert reminder.next_fire_at == datetime.datetime(2030, 1, 11, 7, 0, tzinfo=TOKYO)
+
+
+def test_a_worker_that_dies_mid_delivery_leaves_it_for_later(owner, monkeypatch):
+    reminder = make_reminder(owner)
+    due = reminder.next_fire_at
+    monkeypatch.setattr(services, "_send_reminder", lambda *a: (_ for _ in ()).throw(SystemExit("killed")))
+    with pytest.raises(SystemExit):
+        services.reminders_deliver_due(worker="dying", now=due)
+    monkeypatch.undo()
+    reminder.refresh_from_db()
+    assert reminder.claimed_by.startswith("dying/") and reminder.next_fire_at == due
+    assert services.reminders_deliver_due(now=due + datetime.timedelta(minutes=1)) == 0  # the lease still holds
+    assert services.reminders_deliver_due(now=due + datetime.timedelta(minutes=6)) == 1  # expired: picked up
+    assert len(mail.outbox) == 1 and reminder.deliveries.get().late
+
+
+@responses.activate
+def test_webhook_delivery_with_idempotency_key(owner):
+    Profile.objects.create(owner=owner, webhook_url="https://hooks.example.com/remind")
+    responses.post("https://hooks.example.com/remind", status=204)
+    reminder = make_reminder(owner, note="会議")
+    assert services.reminders_deliver_due(now=reminder.next_fire_at) == 1
+    call = responses.calls[0]
+    key = call.request.headers["Idempotency-Key"]
+    assert key.startswith(reminder.public_id + ".")
+    assert b'"note": "\\u4f1a\\u8b70"' in call.request.body or "会議" in call.request.body.decode()
+    assert reminder.deliveries.get().channel == "webhook" and mail.outbox == []
+
+
+@responses.activate
+def test_failing_webhook_is_retried_then_recorded_as_failed(owner):
+    Profile.objects.create(owner=owner, webhook_url="https://hooks.example.com/remind")
+    responses.post("https://hooks.example.com/remind", status=503)
+    reminder = make_reminder(owner, repeat="daily")
+    due = reminder.next_fire_at
+    assert services.reminders_deliver_due(now=due) == 0
+    reminder.refresh_from_db()
+    assert reminder.attempts == 1 and reminder.next_fire_at == due
+    assert services.reminders_deliver_due(now=due + datetime.timedelta(seconds=61)) == 0
+    assert services.reminders_deliver_due(now=due + datetime.timedelta(minutes=4)) == 0
+    delivery = ReminderDelivery.objects.get()
+    assert delivery.status == "failed" and "HTTP 503" in delivery.error
+    reminder.refresh_from_db()
+    assert reminder.next_fire_at == due + datetime.timedelta(days=1) and reminder.attempts == 0
+    assert len(responses.calls) == 3
+
+
+def test_sweep_ensure_does_not_pile_up_while_workers_are_down(owner):
+    from django_tasks_db.models import DBTaskResult
+
+    assert services.reminder_sweep_ensure() is True
+    assert services.reminder_sweep_ensure() is False
+    assert DBTaskResult.objects.count() == 1
+
+
+def test_reminder_create_is_refused_in_the_past(owner):
+    from mcpsite.mcp.errors import InvalidParams
+
+    with pytest.raises(InvalidParams, match="in the past"):
+        services.reminder_create(owner=owner, time=future(days=-1), tz="Asia/Tokyo", note="n")
+    assert not Reminder.objects.exists()
