@@ -22,7 +22,8 @@ $(VENV)/.installed: requirements.txt
 	@if [ -z "$(PYTHON)" ]; then echo "mcpsite needs Python >= 3.12 (python3.12 or python3.13 on PATH, or pyenv)." >&2; exit 1; fi
 	@echo "Creating $(VENV) with $(PYTHON)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PIP) install -q --disable-pip-version-check -r requirements.txt
+	@# (this machine's pip config names local indexes that may be absent; those warnings are noise)
+	@$(PIP) install -q --disable-pip-version-check -r requirements.txt 2> >(grep -v "^WARNING: Location" >&2)
 	@touch $@
 
 venv: $(VENV)/.installed
@@ -30,7 +31,7 @@ venv: $(VENV)/.installed
 demo: venv
 	@$(PY) manage.py migrate --noinput -v 0
 	@$(PY) manage.py createcachetable
-	@$(PY) manage.py seed_demo
+	@LOG_LEVEL=WARNING $(PY) manage.py seed_demo --host $(HOST):$(PORT)
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Serving on http://$(HOST):$(PORT) (admin: /admin/, MCP: /mcp) with the task worker and the reminder scheduler; Ctrl-C stops all."
 	@trap 'kill 0' EXIT INT TERM; \

@@ -11,22 +11,15 @@ process. Prints queries per call and time ratios (these machines are noisy; rati
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["MCPSITE_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-cinema-")
-os.environ.pop("DATABASE_URL", None)  # always a fresh SQLite database
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import boot, timings  # noqa: E402
 
-import django  # noqa: E402
-
-django.setup()
+boot("cinema")
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -69,13 +62,7 @@ def measure(fn, repeat: int) -> tuple[float, int]:
     fn()  # warm up
     with CaptureQueriesContext(connection) as captured:
         fn()
-    queries = len(captured)
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), queries
+    return statistics.median(timings(fn, repeat=repeat, warmup=0)), len(captured)
 
 
 def main() -> None:
@@ -84,9 +71,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     options = parser.parse_args()
 
-    print(f"bench_cinema: fresh SQLite in {os.environ['MCPSITE_VAR_DIR']}", flush=True)
-    call_command("migrate", verbosity=0)
-    call_command("createcachetable", verbosity=0)
     started = time.perf_counter()
     call_command("seed_cinema", scale=options.scale, days=1)
     print(f"seeded in {time.perf_counter() - started:.1f}s", flush=True)

@@ -14,25 +14,21 @@ the least any JSON tool must do with them. A third line times the full HTTP clie
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["MCPSITE_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-geo-")
-os.environ.pop("DATABASE_URL", None)  # always a fresh SQLite database
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import boot  # noqa: E402
+
 os.environ["GALUCHAT_BASE_URL"] = "https://galuchat.bench.invalid"  # answered in-process, never contacted
 os.environ["GALUCHAT_REQUESTS_PER_SECOND"] = "100000"  # the limiter is not what is measured
-
-import django  # noqa: E402
-
-django.setup()
+with contextlib.redirect_stdout(sys.stderr):  # progress on stderr, stdout holds only the results
+    boot("geo")
 
 import responses  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -74,9 +70,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
 
-    print(f"migrating a fresh SQLite database in {os.environ['MCPSITE_VAR_DIR']} …", file=sys.stderr)
-    call_command("migrate", verbosity=0)
-    call_command("createcachetable", verbosity=0)
     call_command("seed_geo", stdout=open(os.devnull, "w"))  # noqa: SIM115
 
     points = make_points(args.points)

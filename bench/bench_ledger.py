@@ -15,13 +15,12 @@ import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from decimal import Decimal
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import boot  # noqa: E402
 
 
 def main() -> None:
@@ -30,21 +29,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
 
-    var = tempfile.mkdtemp(prefix="bench-ledger-")
-    os.environ["MCPSITE_VAR_DIR"] = var
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
-    import django
-
-    django.setup()
+    started = time.perf_counter()
+    boot("ledger")  # its own var dir and a migrated SQLite database, removed at the end
+    var = os.environ["MCPSITE_VAR_DIR"]
     from django.core.management import call_command
     from django.db import connection
 
     from ledger import selectors
 
-    started = time.perf_counter()
-    print(f"Database: {var}/mcpsite.sqlite3", flush=True)
-    call_command("migrate", verbosity=0)
     call_command("seed_ledger", "--no-sample", "--scale", str(options.entries), verbosity=1)
     print(f"Seeded in {time.perf_counter() - started:.1f} s", flush=True)
 

@@ -15,26 +15,19 @@ import argparse
 import datetime
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["MCPSITE_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-reminders-")
-os.environ.pop("DATABASE_URL", None)  # always a fresh SQLite database
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
-os.environ.setdefault("LOG_LEVEL", "WARNING")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import boot  # noqa: E402
+
 # Deliveries go to memory and wake-ups run nowhere: the benchmark measures the delivery path itself.
 os.environ.setdefault("EMAIL_URL", "locmem://")
 os.environ.setdefault("TASKS_BACKEND", "django.tasks.backends.dummy.DummyBackend")
-
-import django  # noqa: E402
-
-django.setup()
+boot("reminders")
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core import mail  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from mcpsite.mcp import dispatch  # noqa: E402
@@ -68,8 +61,6 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     args = parser.parse_args()
 
-    print(f"migrating a fresh SQLite database in {os.environ['MCPSITE_VAR_DIR']} …", flush=True)
-    call_command("migrate", verbosity=0)
     owner = get_user_model().objects.create_user(username="bench", email="bench@example.com")
     mail.outbox = []
 

@@ -5,4 +5,4 @@ class MerchantConfig(AppConfig):
     name = "merchant"
 
     def ready(self) -> None:
-        from . import tools  # noqa: F401  (registers the MCP tools)
+        from . import checks, signals, tools  # noqa: F401  (system checks, index sync, the MCP tools)

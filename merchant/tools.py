@@ -1,1 +1,191 @@
-"""MCP tools of the merchant group (see ../shared/seeds)."""
+"""MCP tools of the merchant group, as the seed (merchant-agent-mcp.md) names and shapes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpsite.mcp.registry import CallContext, tool
+
+from . import mandates, selectors
+from .models import Product
+
+_AMOUNT = {
+    "type": "object",
+    "properties": {"value": {"type": "number"}, "currency": {"type": "string"}},
+    "required": ["value", "currency"],
+}
+_PRODUCT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "sku": {"type": "string"},
+        "name": {"type": "string"},
+        "description": {"type": "string"},
+        "price_cents": {"type": "integer"},
+        "price_jpy": {"type": "number"},
+        "inventory_count": {"type": "integer"},
+        "category": {"type": ["string", "null"]},
+        "brand": {"type": ["string", "null"]},
+        "image_url": {"type": ["string", "null"]},
+        "refund_period_days": {"type": "integer"},
+    },
+    "required": ["id", "sku", "name", "price_cents", "price_jpy", "inventory_count"],
+}
+
+
+def product_row(product: Product) -> dict[str, Any]:
+    """A product as the seed's search_products shows it."""
+    return {
+        "id": product.pk,
+        "sku": product.sku,
+        "name": product.name,
+        "description": product.description,
+        "price_cents": product.price_cents,
+        "price_jpy": product.price_cents / 100,  # the seed: float yen
+        "inventory_count": product.inventory_count,
+        "category": product.category or None,
+        "brand": product.brand or None,
+        "image_url": product.image_url or None,
+        "refund_period_days": product.refund_period_days,
+    }
+
+
+@tool(
+    name="search_products",
+    group="merchant",
+    description=(
+        "データベースから商品を検索。キーワードを空白で結合して全文検索し（日本語対応: 全角/半角・カタカナ/ひらがな・"
+        "長音の違いを吸収）、在庫のある商品だけを返す。ヒットなし・検索エンジン障害時は在庫のある全商品を返し、"
+        "`search.fallback` にその旨を記す。"
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "keywords": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 100},
+                "maxItems": 20,
+                "description": "検索キーワードリスト",
+            },
+            "limit": {"type": "integer", "description": "最大検索結果数", "default": 20, "minimum": 1, "maximum": 100},
+        },
+        "required": ["keywords"],
+    },
+    output_schema={
+        "type": "object",
+        "properties": {
+            "products": {"type": "array", "items": _PRODUCT},
+            "search": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "backend": {"enum": ["meilisearch", "database", "all_in_stock"]},
+                    "fallback": {"type": "array", "items": {"enum": ["backend_error", "no_hits"]}},
+                },
+            },
+        },
+        "required": ["products"],
+    },
+    annotations={"readOnlyHint": True},
+)
+def search_products(args: dict, ctx: CallContext) -> dict:
+    """Meilisearch (or the database search) for the ids, one query for the rows, in-stock only."""
+    result = selectors.product_search(keywords=args["keywords"], limit=args.get("limit", 20))
+    return {
+        "products": [product_row(p) for p in result.products],
+        "search": {"query": result.query, "backend": result.backend, "fallback": result.fallback},
+    }
+
+
+@tool(
+    name="check_inventory",
+    group="merchant",
+    description="在庫状況を確認。存在しない商品IDの在庫は0。",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "product_ids": {
+                "type": "array",
+                "items": {"type": "integer"},
+                "maxItems": 1000,
+                "description": "商品IDリスト",
+            }
+        },
+        "required": ["product_ids"],
+    },
+    output_schema={
+        "type": "object",
+        "properties": {"inventory": {"type": "object", "additionalProperties": {"type": "integer"}}},
+        "required": ["inventory"],
+    },
+    annotations={"readOnlyHint": True},
+)
+def check_inventory(args: dict, ctx: CallContext) -> dict:
+    """Stock per id, keyed by the id as a string (JSON object keys), unknown ids 0."""
+    counts = selectors.inventory_counts(product_ids=args["product_ids"])
+    return {"inventory": {str(pk): count for pk, count in counts.items()}}
+
+
+@tool(
+    name="build_cart_mandates",
+    group="merchant",
+    description=(
+        "AP2準拠のCartMandateを構築（MERCHANT_SIGNING_KEY未設定時は未署名）。価格・商品名・SKUはデータベースから取得し、"
+        "`products`引数の値は使わない。送料: 小計¥5,000以上で無料、未満は¥500。税: (小計+送料)×10%、円未満切り捨て。"
+        "存在しない商品は404、在庫を超える数量は409。"
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "cart_plan": {
+                "type": "object",
+                "description": "カートプラン（optimize_cartの結果）",
+                "properties": {
+                    "items": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 100,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "product_id": {"type": "integer"},
+                                "quantity": {"type": "integer", "minimum": 1, "maximum": 10000},
+                            },
+                            "required": ["product_id", "quantity"],
+                        },
+                    }
+                },
+                "required": ["items"],
+            },
+            "products": {"type": "array", "items": {"type": "object"}, "description": "商品情報リスト"},
+            "shipping_address": {"type": "object", "description": "AP2準拠のContactAddress"},
+        },
+        "required": ["cart_plan", "products"],
+    },
+    output_schema={
+        "type": "object",
+        "properties": {
+            "cart_mandate": {
+                "type": "object",
+                "properties": {
+                    "type": {"const": "CartMandate"},
+                    "contents": {"type": "object"},
+                    "merchant_authorization": {"type": ["string", "null"]},
+                    "created_at": {"type": "string"},
+                },
+                "required": ["type", "contents", "merchant_authorization", "created_at"],
+            },
+            "warnings": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["cart_mandate"],
+    },
+    annotations={"readOnlyHint": True},
+)
+def build_cart_mandates(args: dict, ctx: CallContext) -> dict:
+    """The CartMandate for `cart_plan.items`, priced from the catalogue; `warnings` where the agent's data differs."""
+    mandate, warnings = mandates.cart_mandate_build(
+        items=args["cart_plan"]["items"],
+        shipping_address=args.get("shipping_address"),
+        agent_products=args["products"],
+    )
+    return {"cart_mandate": mandate, "warnings": warnings}

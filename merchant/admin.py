@@ -1,0 +1,169 @@
+"""Merchandiser admin: catalogue with stock status and Japanese-aware search; stock changes go through services."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from mcpsite.mcp.errors import ToolError
+
+from . import services
+from .forms import StockAdjustmentForm
+from .models import InventoryMovement, Product
+from .search_keys import normalize
+
+LOW_STOCK = 10
+
+
+class StockFilter(admin.SimpleListFilter):
+    title = "stock"
+    parameter_name = "stock"
+
+    def lookups(self, request, model_admin):
+        return [("out", "Out of stock"), ("low", f"Low (1–{LOW_STOCK})"), ("ok", f"In stock (> {LOW_STOCK})")]
+
+    def queryset(self, request, queryset):
+        return {
+            "out": lambda: queryset.filter(inventory_count=0),
+            "low": lambda: queryset.filter(inventory_count__gt=0, inventory_count__lte=LOW_STOCK),
+            "ok": lambda: queryset.filter(inventory_count__gt=LOW_STOCK),
+        }.get(self.value(), lambda: queryset)()
+
+
+class MovementInline(admin.TabularInline):
+    model = InventoryMovement
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "reason", "delta", "balance_after", "note", "created_by"]
+    readonly_fields = fields
+    ordering = ["-created_at", "-id"]
+    max_num = 0
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Product)
+class ProductAdmin(admin.ModelAdmin):
+    list_display = ["sku", "name", "price_yen", "stock", "category", "brand", "active"]
+    list_filter = [StockFilter, "active", "category", "brand"]
+    search_fields = ["sku", "name", "brand", "category", "keywords"]
+    list_per_page = 50
+    actions = ["record_one_sale"]
+    inlines = [MovementInline]
+    fields = [
+        "sku",
+        "name",
+        "description",
+        "price_cents",
+        "inventory_count",
+        "category",
+        "brand",
+        "image_url",
+        "refund_period_days",
+        "keywords",
+        "active",
+    ]
+
+    @admin.display(description="price", ordering="price_cents")
+    def price_yen(self, obj: Product) -> str:
+        return f"¥{obj.price_cents / 100:,.0f}" if obj.price_cents % 100 == 0 else f"¥{obj.price_cents / 100:,.2f}"
+
+    @admin.display(description="stock", ordering="inventory_count")
+    def stock(self, obj: Product):
+        css = (
+            "color:#ba2121;font-weight:bold"
+            if obj.inventory_count == 0
+            else ("color:#b36b00;font-weight:bold" if obj.inventory_count <= LOW_STOCK else "")
+        )
+        url = reverse("admin:merchant_product_adjust_stock", args=[obj.pk])
+        return format_html('<span style="{}">{}</span> <a href="{}">adjust</a>', css, obj.inventory_count, url)
+
+    def get_readonly_fields(self, request, obj=None):
+        # Stock changes of an existing product are recorded movements (the Adjust stock page).
+        return ["inventory_count"] if obj is not None else []
+
+    def get_search_results(self, request, queryset, search_term):
+        """The usual fields, plus the normalised key: ﾑｷﾞﾎﾞｰ and カレンダ find むぎぼーカレンダー."""
+        results, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        key = normalize(search_term)
+        if key:
+            results |= queryset.filter(search_key__contains=key)
+        return results, may_have_duplicates
+
+    def get_urls(self):
+        custom = [
+            path(
+                "<int:pk>/adjust-stock/",
+                self.admin_site.admin_view(self.adjust_stock_view),
+                name="merchant_product_adjust_stock",
+            ),
+        ]
+        return custom + super().get_urls()
+
+    def adjust_stock_view(self, request, pk: int):
+        product = get_object_or_404(Product, pk=pk)
+        if not self.has_change_permission(request, product):
+            return redirect("admin:index")
+        form = StockAdjustmentForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            reason, quantity, note = (
+                form.cleaned_data["reason"],
+                form.cleaned_data["quantity"],
+                form.cleaned_data["note"],
+            )
+            try:
+                if reason == InventoryMovement.Reason.CORRECTION:
+                    services.inventory_set(product_id=pk, count=quantity, note=note, user=request.user)
+                else:
+                    delta = -quantity if reason == InventoryMovement.Reason.SALE else quantity
+                    services.inventory_adjust(product_id=pk, delta=delta, reason=reason, note=note, user=request.user)
+            except ToolError as exc:
+                form.add_error(None, exc.message)
+            else:
+                product.refresh_from_db()
+                self.message_user(request, f"{product.sku}: stock is now {product.inventory_count}.", messages.SUCCESS)
+                return redirect("admin:merchant_product_change", pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "original": product,
+            "title": f"Adjust stock: {product.name}",
+            "form": form,
+            "movements": product.movements.select_related("created_by")[:10],
+        }
+        return TemplateResponse(request, "admin/merchant/product/adjust_stock.html", context)
+
+    @admin.action(description="Record a sale of one unit")
+    def record_one_sale(self, request, queryset):
+        sold, refused = [], []
+        for product in queryset.order_by("pk"):
+            try:
+                services.inventory_adjust(product_id=product.pk, delta=-1, reason="sale", user=request.user)
+                sold.append(product.sku)
+            except ToolError:
+                refused.append(product.sku)
+        if sold:
+            self.message_user(request, f"Sale recorded: {', '.join(sold)}", messages.SUCCESS)
+        if refused:
+            self.message_user(request, f"Out of stock, nothing recorded: {', '.join(refused)}", messages.WARNING)
+
+
+@admin.register(InventoryMovement)
+class InventoryMovementAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "product", "reason", "delta", "balance_after", "created_by", "note"]
+    list_filter = ["reason"]
+    search_fields = ["product__sku", "product__name", "note"]
+    list_select_related = ["product", "created_by"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

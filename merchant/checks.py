@@ -1,0 +1,81 @@
+"""System checks for the merchant settings (and pg_trgm's Japanese support on PostgreSQL)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core import checks
+from django.db import connections
+
+
+@checks.register("merchant")
+def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    errors: list[checks.CheckMessage] = []
+
+    def error(msg: str, id_: str) -> None:
+        errors.append(checks.Error(msg, id=f"merchant.{id_}"))
+
+    if settings.MEILISEARCH_URL and urlsplit(settings.MEILISEARCH_URL).scheme not in {"http", "https"}:
+        error(f"MEILISEARCH_URL must be an http(s) URL, got {settings.MEILISEARCH_URL!r}", "E001")
+    if not settings.MEILISEARCH_INDEX:
+        error("MEILISEARCH_INDEX must not be empty", "E002")
+    if settings.MEILISEARCH_TIMEOUT_S <= 0:
+        error("MEILISEARCH_TIMEOUT_S must be positive", "E003")
+    for name in ("SHIPPING_FEE", "FREE_SHIPPING_THRESHOLD"):
+        value = getattr(settings, name)
+        if not isinstance(value, Decimal) or not value.is_finite() or value < 0:
+            error(f"{name} must be a non-negative amount in yen, got {value!r}", "E004")
+    rate = settings.TAX_RATE
+    if not isinstance(rate, Decimal) or not rate.is_finite() or not (0 <= rate < 1):
+        error(f"TAX_RATE must be a fraction between 0 and 1 (0.10 for 10%), got {rate!r}", "E005")
+    if not settings.MERCHANT_ID or not settings.MERCHANT_NAME:
+        error("MERCHANT_ID and MERCHANT_NAME must not be empty", "E006")
+    if settings.CART_EXPIRY_MINUTES <= 0:
+        error("CART_EXPIRY_MINUTES must be positive", "E007")
+    if settings.MERCHANT_SIGNING_KEY:
+        from cryptography.exceptions import UnsupportedAlgorithm
+
+        from .mandates import signing_key
+
+        try:
+            algorithm, key = signing_key(settings.MERCHANT_SIGNING_KEY)
+        except (ValueError, TypeError, KeyError, UnsupportedAlgorithm) as exc:
+            error(f"MERCHANT_SIGNING_KEY is not a usable key ({type(exc).__name__}); see merchant/README.md", "E008")
+        else:
+            if algorithm == "HS256" and len(key) < 32:
+                errors.append(
+                    checks.Warning(
+                        "MERCHANT_SIGNING_KEY is a short HS256 secret; use at least 32 random bytes",
+                        id="merchant.W001",
+                    )
+                )
+    return errors
+
+
+@checks.register(checks.Tags.database)
+def check_trigram_ctype(app_configs=None, databases=None, **kwargs) -> list[checks.CheckMessage]:
+    """pg_trgm makes no trigrams from Japanese when LC_CTYPE is C: the database search would find nothing."""
+    warnings = []
+    for alias in databases or []:
+        connection = connections[alias]
+        if connection.vendor != "postgresql":
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
+            if cursor.fetchone() is None:
+                continue  # not migrated yet
+            cursor.execute("SELECT show_trgm('東京'), current_setting('lc_ctype')")
+            trigrams, ctype = cursor.fetchone()
+        if not trigrams:
+            warnings.append(
+                checks.Warning(
+                    f"Database {alias!r} has LC_CTYPE {ctype!r}: pg_trgm yields no trigrams for Japanese, so "
+                    "merchant's search cannot use its index for Japanese words.",
+                    hint="Create the database with a UTF-8 ctype: "
+                    "CREATE DATABASE … LC_CTYPE 'C.UTF-8' TEMPLATE template0.",
+                    id="merchant.W002",
+                )
+            )
+    return warnings

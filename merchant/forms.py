@@ -1,0 +1,21 @@
+"""The staff form for a stock change."""
+
+from django import forms
+
+from .models import InventoryMovement
+
+
+class StockAdjustmentForm(forms.Form):
+    reason = forms.ChoiceField(choices=InventoryMovement.Reason.choices, initial=InventoryMovement.Reason.RESTOCK)
+    quantity = forms.IntegerField(
+        min_value=0,
+        max_value=1_000_000,
+        help_text="Sale / restock: how many units leave or arrive. Correction: the counted stock.",
+    )
+    note = forms.CharField(max_length=200, required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("reason") != InventoryMovement.Reason.CORRECTION and data.get("quantity") == 0:
+            self.add_error("quantity", "A sale or restock moves at least one unit.")
+        return data

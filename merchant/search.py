@@ -1,0 +1,173 @@
+"""Product search behind one interface: Meilisearch when `MEILISEARCH_URL` is set, else the database.
+
+A backend turns a query into product ids, best first; `selectors.product_search` loads the rows
+and applies the seed's fallbacks. Only the Meilisearch backend can fail for reasons outside the
+project (down, 500, slow); it raises `SearchBackendError` and the selector falls back.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import F, Func, IntegerField, Q, Value
+from django.db.models.expressions import RawSQL
+from rapidfuzz import fuzz
+
+from .models import Product
+from .search_keys import normalize, query_terms
+
+logger = logging.getLogger(__name__)
+
+# The trigram tokenizer matches terms of three characters or more; shorter ones use LIKE/instr.
+TRIGRAM = 3
+
+
+class SearchBackendError(Exception):
+    """The search service failed (unreachable, error status, timeout, malformed answer)."""
+
+
+class SearchBackend(Protocol):
+    name: str
+
+    def search(self, query: str, *, limit: int) -> list[int]:
+        """Ids of active in-stock products matching `query`, best first, at most `limit`."""
+        ...
+
+
+_fts_seen: set[str] = set()
+
+
+def _sqlite_has_fts(alias: str) -> bool:
+    """Whether migration 0001 created the FTS5 table (SQLite >= 3.34); only a yes is remembered."""
+    if alias not in _fts_seen:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'merchant_product_fts'")
+            if cursor.fetchone() is None:
+                return False
+        _fts_seen.add(alias)
+    return True
+
+
+def _fts_phrase(term: str) -> str:
+    # An FTS5 string literal: the term is matched as a phrase, never parsed as query syntax.
+    return '"' + term.replace('"', '""') + '"'
+
+
+class Contains(Func):
+    """1 when the column contains the term, else 0: instr() on SQLite, strpos() on PostgreSQL.
+
+    Cheaper than LIKE for scoring rows already selected (no pattern escaping or case folding).
+    """
+
+    output_field = IntegerField()
+
+    def __init__(self, column: str, term: str):
+        super().__init__(F(column), Value(term))
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return self.as_sql(compiler, connection, template="(instr(%(expressions)s) > 0)", **extra)
+
+    def as_postgresql(self, compiler, connection, **extra):
+        return self.as_sql(compiler, connection, template="(strpos(%(expressions)s) > 0)::int", **extra)
+
+
+class DatabaseSearch:
+    """The embedded default: normalised search keys, trigram index, rapidfuzz re-ranking.
+
+    Candidates are the active in-stock products whose key contains one of the query's terms of 3+
+    characters (trigram index: FTS5 on SQLite, pg_trgm GIN on PostgreSQL); shorter terms (抹茶, ぼ)
+    cannot use a trigram index, so they only score those candidates, and select candidates by a
+    scan only when no long term matched or the query has none. With several terms, the products
+    holding all of them are tried first; only when they do not fill the cap are any-term candidates
+    scored by how many terms they hold. Capped candidates are then re-ranked in Python by (terms
+    matched, terms in the name, rapidfuzz partial similarity of the query to the name).
+    At most three queries, whatever the number of hits.
+    """
+
+    name = "database"
+
+    def candidate_cap(self, limit: int) -> int:
+        return max(limit * 5, 100)
+
+    def search(self, query: str, *, limit: int) -> list[int]:
+        terms = query_terms(query)
+        if not terms:
+            return []
+        long_terms = [t for t in terms if len(t) >= TRIGRAM]
+        short_terms = [t for t in terms if len(t) < TRIGRAM]
+        scored = terms if len(terms) > 1 else None  # one term: every candidate holds it
+        rows = []
+        if long_terms and len(terms) > 1:
+            # Products holding every term rank first anyway; when they fill the cap, the costlier
+            # any-term scoring query is not needed.
+            every = self._indexed_match(long_terms, every=True)
+            for term in short_terms:
+                every &= Q(search_key__contains=term)
+            rows = self._candidates(every, limit, scored=None, matched=len(terms))
+            if len(rows) < self.candidate_cap(limit):
+                rows = []
+        if long_terms and not rows:
+            rows = self._candidates(self._indexed_match(long_terms), limit, scored=scored)
+        if not rows and short_terms:
+            scan = Q()
+            for term in short_terms:
+                scan |= Q(search_key__contains=term)
+            rows = self._candidates(scan, limit, scored=scored)
+        whole = " ".join(terms)
+
+        def rank(row):
+            pk, name, hits = row
+            key = normalize(name)
+            in_name = sum(1 for t in terms if t in key)
+            return (-hits, -in_name, -fuzz.partial_ratio(whole, key), pk)
+
+        return [row[0] for row in sorted(rows, key=rank)[:limit]]
+
+    def _candidates(
+        self, condition: Q, limit: int, *, scored: list[str] | None, matched: int = 1
+    ) -> list[tuple[int, str, int]]:
+        """(id, name, terms matched) of active in-stock rows meeting `condition`, best first, capped.
+
+        Without `scored` every row counts `matched` terms: ordered by id, so the scan stops at the cap.
+        """
+        rows = Product.objects.filter(active=True, inventory_count__gt=0).filter(condition)
+        if scored is None:
+            rows = rows.annotate(matched=Value(matched)).order_by("id")
+        else:
+            rows = rows.annotate(matched=sum((Contains("search_key", t) for t in scored), start=Value(0)))
+            rows = rows.order_by("-matched", "id")
+        return list(rows.values_list("id", "name", "matched")[: self.candidate_cap(limit)])
+
+    def _indexed_match(self, long_terms: list[str], *, every: bool = False) -> Q:
+        """Rows whose key holds any (or `every`) of the terms, through the trigram index."""
+        if connection.vendor == "sqlite" and _sqlite_has_fts(connection.alias):
+            fts = RawSQL(
+                "SELECT rowid FROM merchant_product_fts WHERE merchant_product_fts MATCH %s",
+                [(" AND " if every else " OR ").join(_fts_phrase(t) for t in long_terms)],
+            )
+            return Q(id__in=fts)
+        # PostgreSQL: LIKE '%term%' is served by the pg_trgm GIN index (terms of 3+ characters).
+        condition = Q()
+        for term in long_terms:
+            condition = (
+                (condition & Q(search_key__contains=term)) if every else (condition | Q(search_key__contains=term))
+            )
+        return condition
+
+
+class MeilisearchSearch:
+    """The official `meilisearch` client against index `MEILISEARCH_INDEX`, Japanese locale."""
+
+    name = "meilisearch"
+
+    def search(self, query: str, *, limit: int) -> list[int]:
+        from . import meili
+
+        return meili.search_ids(query, limit=limit)
+
+
+def get_backend() -> SearchBackend:
+    return MeilisearchSearch() if settings.MEILISEARCH_URL else DatabaseSearch()

@@ -1,0 +1,35 @@
+"""Normalised search keys for Japanese text: the one place both search backends agree on.
+
+`ﾑｷﾞﾎﾞｰ`, `ムギボー` and `むぎぼー` must meet, and `カレンダ` must find `カレンダー`:
+NFKC folds half-width kana and full-width Latin, katakana become hiragana, long-vowel marks and
+middle dots are dropped (they are the parts users leave out or type differently), and Latin is
+lower-cased.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import jaconv
+
+# Long-vowel marks, wave dashes and middle dots (after NFKC: ｰ -> ー, ･ -> ・).
+_DROPPED = str.maketrans("", "", "ー〜～・")
+_SPACES = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """The search form of `text` (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", text or "")
+    text = jaconv.kata2hira(text.lower())
+    text = text.translate(_DROPPED)
+    return _SPACES.sub(" ", text).strip()
+
+
+def query_terms(query: str, *, max_terms: int = 10) -> list[str]:
+    """The distinct normalised terms of a query, in order (split on any whitespace)."""
+    terms: list[str] = []
+    for word in normalize(query).split(" "):
+        if word and word not in terms:
+            terms.append(word)
+    return terms[:max_terms]

@@ -1,0 +1,83 @@
+"""Reads of the catalogue. Each runs a fixed number of queries, however many rows it returns."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .models import Product
+from .search import DatabaseSearch, SearchBackendError, get_backend
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The products found and how: `backend` that produced them and the `fallback` steps taken.
+
+    fallback: [] normally; "backend_error" when the search service failed and the database search
+    answered instead; "no_hits" when nothing matched and all in-stock products are listed (the seed's
+    rule). `backend` is "meilisearch", "database", or "all_in_stock" (the listing).
+    """
+
+    query: str
+    products: list[Product]
+    backend: str
+    fallback: list[str] = field(default_factory=list)
+
+
+def products_in_stock():
+    return Product.objects.filter(active=True, inventory_count__gt=0)
+
+
+def product_list_in_stock(*, limit: int) -> list[Product]:
+    """The seed's "all products" listing: active, in stock, oldest first."""
+    return list(products_in_stock().order_by("id")[:limit])
+
+
+def products_by_ids_in_order(*, ids: list[int]) -> list[Product]:
+    """Active in-stock products among `ids`, in the order of `ids`: one query (no per-id loop)."""
+    found = products_in_stock().in_bulk(ids)
+    return [found[pk] for pk in dict.fromkeys(ids) if pk in found]
+
+
+def search_query(keywords: Iterable[str]) -> str:
+    """The seed's query: keywords joined by one space (blank keywords dropped; none -> "")."""
+    return " ".join(k.strip() for k in keywords if k and k.strip())
+
+
+def product_search(*, keywords: list[str], limit: int) -> SearchResult:
+    """Search in-stock products with the configured backend and the seed's fallbacks.
+
+    Empty keywords list all in-stock products (the seed's 全商品取得). A failing search service is
+    logged and the database search answers; no hits list all in-stock products. The database is
+    re-read for every hit, so stock and prices are always current.
+    """
+    query = search_query(keywords)
+    if not query:
+        return SearchResult(query, product_list_in_stock(limit=limit), "all_in_stock")
+    backend, fallback = get_backend(), []
+    try:
+        ids = backend.search(query, limit=limit)
+    except SearchBackendError as exc:
+        logger.warning("Search backend %s failed, falling back to the database search: %s", backend.name, exc)
+        fallback.append("backend_error")
+        backend = DatabaseSearch()
+        ids = backend.search(query, limit=limit)
+    products = products_by_ids_in_order(ids=ids) if ids else []
+    if not products:
+        fallback.append("no_hits")
+        return SearchResult(query, product_list_in_stock(limit=limit), "all_in_stock", fallback)
+    return SearchResult(query, products[:limit], backend.name, fallback)
+
+
+def inventory_counts(*, product_ids: list[int]) -> dict[int, int]:
+    """Stock per requested id; unknown ids count 0 (the seed's rule). One query."""
+    found = dict(Product.objects.filter(pk__in=set(product_ids)).values_list("pk", "inventory_count"))
+    return {pk: found.get(pk, 0) for pk in product_ids}
+
+
+def products_for_cart(*, product_ids: Iterable[int]) -> dict[int, Product]:
+    """Active products by id (inactive ones are not for sale). One query."""
+    return Product.objects.filter(active=True).in_bulk(set(product_ids))

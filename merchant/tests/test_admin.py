@@ -1,0 +1,77 @@
+"""Merchandiser admin: stock filter, Japanese-aware search, stock adjustments through services."""
+
+import pytest
+from django.urls import reverse
+
+from merchant.models import InventoryMovement, Product
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(admin_client):
+    return admin_client
+
+
+def test_changelist_low_stock_filter(staff, catalogue):
+    url = reverse("admin:merchant_product_changelist")
+    out = staff.get(url, {"stock": "out"}).content.decode()
+    assert "MUGIBO-PLUSH-S" in out and "MUGIBO-CAL-2025" not in out
+    low = staff.get(url, {"stock": "low"}).content.decode()
+    assert "MUGIBO-POSTER-2024" in low and "MUGIBO-HOODIE" not in low
+
+
+@pytest.mark.parametrize("term", ["ﾑｷﾞﾎﾞｰ", "カレンダ", "MUGIBO-CAL"])
+def test_search_understands_japanese_variants(staff, catalogue, term):
+    page = staff.get(reverse("admin:merchant_product_changelist"), {"q": term}).content.decode()
+    assert "MUGIBO-CAL-2025" in page and "NOTE-A5-GRID" not in page
+
+
+def test_stock_is_read_only_on_the_change_form(staff, catalogue):
+    page = staff.get(reverse("admin:merchant_product_change", args=[catalogue["MUGIBO-MUG"].pk])).content.decode()
+    assert 'name="inventory_count"' not in page and "Adjust stock" in page
+    assert 'name="inventory_count"' in staff.get(reverse("admin:merchant_product_add")).content.decode()
+
+
+def test_adjust_stock_page_records_a_sale(staff, catalogue):
+    mug = catalogue["MUGIBO-MUG"]
+    url = reverse("admin:merchant_product_adjust_stock", args=[mug.pk])
+    assert "current stock" in staff.get(url).content.decode()
+    response = staff.post(url, {"reason": "sale", "quantity": 4, "note": "イベント販売"})
+    assert response.status_code == 302
+    assert Product.objects.get(pk=mug.pk).inventory_count == 26
+    assert InventoryMovement.objects.get(product=mug).note == "イベント販売"
+
+
+def test_adjust_stock_refuses_an_oversell_with_a_message(staff, catalogue):
+    hoodie = catalogue["MUGIBO-HOODIE"]
+    response = staff.post(
+        reverse("admin:merchant_product_adjust_stock", args=[hoodie.pk]), {"reason": "sale", "quantity": 99}
+    )
+    assert response.status_code == 200 and "Only 15 in stock" in response.content.decode()
+    assert Product.objects.get(pk=hoodie.pk).inventory_count == 15
+
+
+def test_correction_sets_the_counted_stock(staff, catalogue):
+    hoodie = catalogue["MUGIBO-HOODIE"]
+    staff.post(
+        reverse("admin:merchant_product_adjust_stock", args=[hoodie.pk]), {"reason": "correction", "quantity": 0}
+    )
+    assert Product.objects.get(pk=hoodie.pk).inventory_count == 0
+    assert InventoryMovement.objects.get(product=hoodie).delta == -15
+
+
+def test_record_sale_action(staff, catalogue):
+    ids = [catalogue["MUGIBO-MUG"].pk, catalogue["MUGIBO-PLUSH-S"].pk]
+    response = staff.post(
+        reverse("admin:merchant_product_changelist"),
+        {"action": "record_one_sale", "_selected_action": ids},
+        follow=True,
+    )
+    text = response.content.decode()
+    assert "Sale recorded: MUGIBO-MUG" in text and "Out of stock, nothing recorded: MUGIBO-PLUSH-S" in text
+    assert Product.objects.get(pk=ids[0]).inventory_count == 29
+
+
+def test_movements_are_read_only(staff, catalogue):
+    assert staff.get(reverse("admin:merchant_inventorymovement_add")).status_code == 403
