@@ -11,10 +11,12 @@ from __future__ import annotations
 import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types.jsonrpc import JSONRPCNotification, JSONRPCRequest
+from mcp_types.jsonrpc import ErrorData, JSONRPCError, JSONRPCNotification, JSONRPCRequest
+from pydantic import ValidationError
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from . import dispatch
+from .errors import INVALID_REQUEST, PARSE_ERROR
 from .registry import CallContext
 from .server import build_server
 
@@ -58,10 +60,23 @@ class _Pending:
             await self.drained.wait()
 
 
-async def _pump_in(source, sink, pending: _Pending) -> None:
+def _unreadable_line_error(exc: Exception) -> SessionMessage:
+    """JSON-RPC 2.0 answers an unreadable message with `id: null` (the SDK drops it silently)."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if any(e.get("type") == "json_invalid" for e in errors):
+        error = ErrorData(code=PARSE_ERROR, message="Parse error", data="Each line must be one JSON-RPC message")
+    else:
+        error = ErrorData(code=INVALID_REQUEST, message="Invalid Request", data="Not a JSON-RPC 2.0 message")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+
+
+async def _pump_in(source, sink, replies, pending: _Pending) -> None:
     first = True
-    async with sink:
+    async with sink, replies:
         async for item in source:
+            if isinstance(item, Exception):
+                await replies.send(_unreadable_line_error(item))
+                continue
             if isinstance(item, SessionMessage):
                 message = item.message
                 if first and isinstance(message, JSONRPCRequest) and message.method not in ("initialize", "ping"):
@@ -99,7 +114,7 @@ def serve_stdio(*, groups: list[str] | None, owner=None) -> None:
             out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
             pending = _Pending()
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_pump_in, read_stream, in_send, pending)
+                tg.start_soon(_pump_in, read_stream, in_send, out_send.clone(), pending)
                 tg.start_soon(_pump_out, out_recv, write_stream, pending)
                 async with out_send:
                     await server.run(in_recv, out_send, server.create_initialization_options())

@@ -227,20 +227,31 @@ def test_websocket_without_valid_key_gets_401_and_is_closed(site, header):
 
 
 def test_rate_limit_is_shared_by_two_server_processes(site):
-    """Two uvicorn processes share the database cache: 12 calls at 10/m give exactly 10 answers and 2 refusals."""
+    """Two uvicorn processes share the database cache: 12 requests at 10/m, alternating between /rpc on
+    one process and the WebSocket on the other, give exactly 10 answers and 2 refusals."""
     second = site.urls[1] if len(site.urls) > 1 else site.start_server()
     key = site.manage("create_api_key", "--name", "limited", "--rate", "10/m", "--quiet").strip()
-    codes = []
-    for i in range(12):
-        url = (site.urls[0], second)[i % 2]
-        response = httpx2.post(
-            f"{url}/rpc",
-            json={"jsonrpc": "2.0", "id": i, "method": "test_echo", "params": {"text": "x"}},
-            headers={"Authorization": f"Bearer {key}"},
-        )
-        codes.append(response.status_code)
-    assert codes.count(200) == 10 and codes.count(429) == 2
-    assert codes[-2:] == [429, 429]
+    echo = {"name": "test_echo", "arguments": {"text": "x"}}
+
+    async def scenario():
+        codes = []
+        ws_url = second.replace("http://", "ws://") + "/ws"
+        async with websockets.connect(ws_url, additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+            for i in range(12):
+                if i % 2 == 0:
+                    response = httpx2.post(
+                        f"{site.urls[0]}/rpc",
+                        json={"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": echo},
+                        headers={"Authorization": f"Bearer {key}"},
+                    )
+                    codes.append(response.json().get("error", {}).get("code", 200))
+                else:
+                    await ws.send(json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": echo}))
+                    codes.append(json.loads(await ws.recv()).get("error", {}).get("code", 200))
+        return codes
+
+    codes = run(scenario)
+    assert codes == [200] * 10 + [429, 429]
 
 
 def test_websocket_rate_limit_answers_429_on_the_socket(site):
@@ -295,6 +306,37 @@ def test_http_tool_arguments_of_the_wrong_type_are_a_tool_error(site):
     assert wrong.is_error and wrong.structured_content["message"].startswith("text:")
     assert boom.is_error and boom.structured_content["code"] == -32603
     assert "secret internals" not in boom.content[0].text
+
+
+def test_websocket_oversize_and_binary_messages_get_specific_errors(site):
+    async def scenario():
+        headers = {"Authorization": f"Bearer {site.key}"}
+        async with websockets.connect(_ws_url(site), additional_headers=headers, max_size=None) as ws:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 1_100_000}}))
+            oversize = json.loads(await ws.recv())
+            await ws.send(b"\x00\x01")
+            binary = json.loads(await ws.recv())
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+            still_open = json.loads(await ws.recv())
+            return oversize, binary, still_open
+
+    oversize, binary, still_open = run(scenario)
+    assert oversize["error"]["code"] == -32600 and "at most" in oversize["error"]["data"]
+    assert binary["error"]["code"] == -32600
+    assert still_open == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+def test_stdio_malformed_line_gets_a_parse_error_and_the_server_goes_on(site):
+    import subprocess
+
+    lines = "{not json\n" + '{"jsonrpc":"2.0","method":"tools/list","id":7}\n'
+    result = subprocess.run(
+        [PYTHON, "manage.py", "mcp_stdio", "--group", "ledger"],
+        input=lines, cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    answers = [json.loads(line) for line in result.stdout.strip().splitlines()]
+    assert answers[0]["error"]["code"] == -32700
+    assert answers[-1]["id"] == 7 and "tools" in answers[-1]["result"]
 
 
 def test_server_log_shows_no_transport_errors(site):
