@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from .mcp.registry import GROUPS
-from .models import ApiKey
+from .models import ApiKey, ToolCall
 
 
 class ScopeError(ValueError):
@@ -35,3 +38,12 @@ def api_key_create(*, name: str, owner, scopes: list[str], rate: str | None = No
         api_key.full_clean(exclude=["digest"])
         api_key.save()
     return api_key, raw_key
+
+
+def tool_calls_prune(*, older_than_days: int) -> int:
+    """Delete audit records older than the given number of days; returns how many were deleted."""
+    if older_than_days < 1:
+        raise ValueError("older_than_days must be at least 1")
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    deleted, _ = ToolCall.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

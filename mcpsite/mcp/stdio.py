@@ -12,8 +12,8 @@ import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import ErrorData, JSONRPCError, JSONRPCNotification, JSONRPCRequest
-from pydantic import ValidationError
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
+from pydantic import ValidationError
 
 from . import dispatch
 from .errors import INVALID_REQUEST, PARSE_ERROR

@@ -63,3 +63,19 @@ def test_system_check_refuses_a_bad_rate(settings):
 
     settings.MCP_DEFAULT_RATE = "lots"
     assert [e.id for e in check_platform_settings(None)] == ["mcpsite.E001"]
+
+
+def test_prune_tool_calls_keeps_recent_records():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    old = ToolCall.objects.create(transport="http", tool="a", outcome="ok", request_id="old")
+    ToolCall.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=91))
+    ToolCall.objects.create(transport="http", tool="b", outcome="ok", request_id="new")
+    out = io.StringIO()
+    call_command("prune_tool_calls", "--days", "90", stdout=out)
+    assert "Deleted 1" in out.getvalue()
+    assert list(ToolCall.objects.values_list("request_id", flat=True)) == ["new"]
+    with pytest.raises(CommandError):
+        call_command("prune_tool_calls", "--days", "0")
