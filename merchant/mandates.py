@@ -270,8 +270,6 @@ def cart_mandate_build(
             "shipping_fee": _yen(totals.shipping_fee),
             "tax": _yen(totals.tax),
             "subtotal": _yen(totals.subtotal),
-            "tax_rate": float(settings.TAX_RATE),
-            "free_shipping_threshold": _yen(settings.FREE_SHIPPING_THRESHOLD),
         },
         "shipping_address": shipping_address,
         # AP2 v0.1 CartContents

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpsite.mcp.errors import InvalidParams
 from mcpsite.mcp.registry import CallContext, tool
 
 from . import mandates, selectors
 from .models import Product
+
+# Bounds on the size of a call. They are checked here, not in the inputSchemas, which are the seed's
+# as-is (README documents only `limit` 1–100 and the `cart_plan.items[{product_id, quantity}]` shape).
+MAX_KEYWORDS = 20
+MAX_KEYWORD_LENGTH = 100
+MAX_PRODUCT_IDS = 1000
+MAX_CART_ITEMS = 100
+MAX_QUANTITY = 10000
 
 _AMOUNT = {
     "type": "object",
@@ -31,6 +40,11 @@ _PRODUCT = {
     },
     "required": ["id", "sku", "name", "price_cents", "price_jpy", "inventory_count"],
 }
+
+
+def _at_most(name: str, values: list, limit: int) -> None:
+    if len(values) > limit:
+        raise InvalidParams(f"{name} must have at most {limit} items ({len(values)} given)")
 
 
 def product_row(product: Product) -> dict[str, Any]:
@@ -63,8 +77,7 @@ def product_row(product: Product) -> dict[str, Any]:
         "properties": {
             "keywords": {
                 "type": "array",
-                "items": {"type": "string", "maxLength": 100},
-                "maxItems": 20,
+                "items": {"type": "string"},
                 "description": "検索キーワードリスト",
             },
             "limit": {"type": "integer", "description": "最大検索結果数", "default": 20, "minimum": 1, "maximum": 100},
@@ -90,7 +103,12 @@ def product_row(product: Product) -> dict[str, Any]:
 )
 def search_products(args: dict, ctx: CallContext) -> dict:
     """Meilisearch (or the database search) for the ids, one query for the rows, in-stock only."""
-    result = selectors.product_search(keywords=args["keywords"], limit=args.get("limit", 20))
+    keywords = args["keywords"]
+    _at_most("keywords", keywords, MAX_KEYWORDS)
+    for i, keyword in enumerate(keywords):
+        if len(keyword) > MAX_KEYWORD_LENGTH:
+            raise InvalidParams(f"keywords[{i}] must be at most {MAX_KEYWORD_LENGTH} characters long")
+    result = selectors.product_search(keywords=keywords, limit=args.get("limit", 20))
     return {
         "products": [product_row(p) for p in result.products],
         "search": {"query": result.query, "backend": result.backend, "fallback": result.fallback},
@@ -107,7 +125,6 @@ def search_products(args: dict, ctx: CallContext) -> dict:
             "product_ids": {
                 "type": "array",
                 "items": {"type": "integer"},
-                "maxItems": 1000,
                 "description": "商品IDリスト",
             }
         },
@@ -122,6 +139,7 @@ def search_products(args: dict, ctx: CallContext) -> dict:
 )
 def check_inventory(args: dict, ctx: CallContext) -> dict:
     """Stock per id, keyed by the id as a string (JSON object keys), unknown ids 0."""
+    _at_most("product_ids", args["product_ids"], MAX_PRODUCT_IDS)
     counts = selectors.inventory_counts(product_ids=args["product_ids"])
     return {"inventory": {str(pk): count for pk, count in counts.items()}}
 
@@ -130,7 +148,8 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
     name="build_cart_mandates",
     group="merchant",
     description=(
-        "AP2準拠のCartMandateを構築（MERCHANT_SIGNING_KEY未設定時は未署名）。価格・商品名・SKUはデータベースから取得し、"
+        "AP2準拠のCartMandateを構築（未署名）。MERCHANT_SIGNING_KEY設定時のみ merchant_authorization に署名を付与。"
+        "価格・商品名・SKUはデータベースから取得し、"
         "`products`引数の値は使わない。送料: 小計¥5,000以上で無料、未満は¥500。税: (小計+送料)×10%、円未満切り捨て。"
         "存在しない商品は404、在庫を超える数量は409。"
     ),
@@ -143,13 +162,11 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
                 "properties": {
                     "items": {
                         "type": "array",
-                        "minItems": 1,
-                        "maxItems": 100,
                         "items": {
                             "type": "object",
                             "properties": {
                                 "product_id": {"type": "integer"},
-                                "quantity": {"type": "integer", "minimum": 1, "maximum": 10000},
+                                "quantity": {"type": "integer"},
                             },
                             "required": ["product_id", "quantity"],
                         },
@@ -183,8 +200,15 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
 )
 def build_cart_mandates(args: dict, ctx: CallContext) -> dict:
     """The CartMandate for `cart_plan.items`, priced from the catalogue; `warnings` where the agent's data differs."""
+    items = args["cart_plan"]["items"]
+    if not items:
+        raise InvalidParams("cart_plan.items must list at least one item")
+    _at_most("cart_plan.items", items, MAX_CART_ITEMS)
+    for i, item in enumerate(items):
+        if not 1 <= item["quantity"] <= MAX_QUANTITY:
+            raise InvalidParams(f"cart_plan.items[{i}].quantity must be between 1 and {MAX_QUANTITY}")
     mandate, warnings = mandates.cart_mandate_build(
-        items=args["cart_plan"]["items"],
+        items=items,
         shipping_address=args.get("shipping_address"),
         agent_products=args["products"],
     )

@@ -1,0 +1,346 @@
+"""The ledger seed (seeds/ledger-mcp-server.md) as acceptance criteria: definitions and result shapes.
+
+The seed's tool definitions and response examples are copied verbatim below. Registered definitions
+must equal them (name, description, inputSchema); real results must have the examples' fields with
+the same JSON types (values differ). README's documented additions (`active`, `accounts`,
+`retainedEarnings`, error `data`) are the only extra fields allowed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+
+from mcpsite.mcp import registry
+from mcpsite.mcp.errors import ToolError
+from mcpsite.mcp.registry import CallContext
+
+SEED_TOOLS = json.loads(
+    r"""
+[
+{
+  "name": "create_journal_entry",
+  "description": "新しい仕訳を作成します。複式簿記に基づき、借方と貸方の合計が一致する必要があります。",
+  "inputSchema": {
+    "type": "object",
+    "properties": {
+      "date": {"type": "string", "description": "仕訳日付 (YYYY-MM-DD形式)", "format": "date"},
+      "description": {"type": "string", "description": "仕訳の摘要"},
+      "lines": {
+        "type": "array",
+        "description": "仕訳明細行（2行以上必須）",
+        "minItems": 2,
+        "items": {
+          "type": "object",
+          "properties": {
+            "accountCode": {"type": "string", "description": "勘定科目コード（例: 100, 400）"},
+            "debitAmount": {"type": "number", "description": "借方金額", "minimum": 0},
+            "creditAmount": {"type": "number", "description": "貸方金額", "minimum": 0}
+          },
+          "required": ["accountCode"]
+        }
+      }
+    },
+    "required": ["date", "description", "lines"]
+  }
+},
+{
+  "name": "get_account_balance",
+  "description": "指定された勘定科目の残高を取得します。",
+  "inputSchema": {
+    "type": "object",
+    "properties": {
+      "accountCode": {"type": "string", "description": "勘定科目コード（例: 100, 400）"},
+      "asOfDate": {"type": "string", "description": "基準日 (YYYY-MM-DD形式、省略時は今日)", "format": "date"}
+    },
+    "required": ["accountCode"]
+  }
+},
+{
+  "name": "list_accounts",
+  "description": "勘定科目の一覧を取得します。タイプやカテゴリでフィルタリングできます。",
+  "inputSchema": {
+    "type": "object",
+    "properties": {
+      "type": {
+        "type": "string",
+        "description": "科目タイプでフィルタ (asset, liability, equity, revenue, expense)",
+        "enum": ["asset", "liability", "equity", "revenue", "expense"]
+      },
+      "category": {"type": "string", "description": "カテゴリでフィルタ（部分一致）"}
+    }
+  }
+},
+{
+  "name": "generate_balance_sheet",
+  "description": "指定した日時点での貸借対照表を生成します。",
+  "inputSchema": {
+    "type": "object",
+    "properties": {
+      "asOfDate": {"type": "string", "description": "基準日 (YYYY-MM-DD形式、省略時は今日)", "format": "date"}
+    }
+  }
+},
+{
+  "name": "generate_income_statement",
+  "description": "指定した期間の損益計算書を生成します。",
+  "inputSchema": {
+    "type": "object",
+    "properties": {
+      "startDate": {"type": "string", "description": "開始日 (YYYY-MM-DD形式)", "format": "date"},
+      "endDate": {"type": "string", "description": "終了日 (YYYY-MM-DD形式)", "format": "date"}
+    },
+    "required": ["startDate", "endDate"]
+  }
+}
+]
+"""
+)
+SEED = {tool["name"]: tool for tool in SEED_TOOLS}
+
+SEED_RESPONSES = json.loads(
+    r"""
+{
+"create_journal_entry": {
+  "success": true,
+  "journalEntry": {
+    "id": "uuid",
+    "date": "2024-01-15",
+    "description": "商品仕入",
+    "lines": [
+      {"id": "uuid", "accountCode": "500", "accountName": "仕入", "debitAmount": 10000, "creditAmount": 0},
+      {"id": "uuid", "accountCode": "100", "accountName": "現金", "debitAmount": 0, "creditAmount": 10000}
+    ]
+  }
+},
+"get_account_balance": {
+  "accountCode": "100", "accountName": "現金", "accountType": "asset", "balance": 150000, "asOfDate": "2024-03-31"
+},
+"list_accounts": {
+  "accounts": [
+    {"code": "100", "name": "現金", "type": "asset", "category": "流動資産"},
+    {"code": "101", "name": "預金", "type": "asset", "category": "流動資産"}
+  ]
+},
+"generate_balance_sheet": {
+  "asOfDate": "2024-03-31",
+  "balanceSheet": {
+    "assets": {"total": 430000},
+    "liabilities": {"total": 140000},
+    "equity": {"total": 290000},
+    "verified": true
+  },
+  "summary": "資産合計: 430,000円 / 負債・純資産合計: 430,000円 (バランスOK)"
+},
+"generate_income_statement": {
+  "period": {"startDate": "2024-04-01", "endDate": "2025-03-31"},
+  "incomeStatement": {"revenue": {"total": 505000}, "expenses": {"total": 435000}, "netIncome": 70000},
+  "summary": "当期純利益: 70,000円"
+}
+}
+"""
+)
+
+# README "Deliberate additions to the seed": the only fields beyond the seed's examples.
+DOCUMENTED_EXTRAS = {
+    "list_accounts": {"$.accounts[].active"},
+    "generate_balance_sheet": {
+        "$.balanceSheet.assets.accounts",
+        "$.balanceSheet.liabilities.accounts",
+        "$.balanceSheet.equity.accounts",
+        "$.balanceSheet.equity.retainedEarnings",
+    },
+    "generate_income_statement": {"$.incomeStatement.revenue.accounts", "$.incomeStatement.expenses.accounts"},
+}
+
+
+def json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"  # the seed shows whole yen as integers; README: cents make them decimals
+    return {str: "string", type(None): "null", list: "array", dict: "object"}[type(value)]
+
+
+def assert_shape(seed: Any, actual: Any, extras: set[str] = frozenset(), path: str = "$") -> None:
+    """`actual` has every field of the seed example with the same JSON type, and no undocumented extras."""
+    assert json_type(actual) == json_type(seed), f"{path}: {json_type(actual)} where the seed has {json_type(seed)}"
+    if isinstance(seed, dict):
+        missing = seed.keys() - actual.keys()
+        assert not missing, f"{path}: missing {sorted(missing)}"
+        extra = {f"{path}.{k}" for k in actual.keys() - seed.keys()} - set(extras)
+        assert not extra, f"undocumented fields {sorted(extra)}"
+        for key in seed:
+            assert_shape(seed[key], actual[key], extras, f"{path}.{key}")
+    elif isinstance(seed, list) and seed:
+        assert actual, f"{path}: empty where the seed shows items"
+        for item in actual:
+            assert_shape(seed[0], item, extras, f"{path}[]")
+
+
+# --- definitions ----------------------------------------------------------------------------------
+
+
+def test_the_group_is_exactly_the_five_seed_tools():
+    assert [spec.name for spec in registry.tools(["ledger"])] == [tool["name"] for tool in SEED_TOOLS]
+
+
+@pytest.mark.parametrize("name", list(SEED))
+def test_registered_definition_is_the_seed_verbatim(name):
+    described = registry.get(name).describe()
+    assert described["name"] == SEED[name]["name"]
+    assert described["description"] == SEED[name]["description"]
+    assert described["inputSchema"] == SEED[name]["inputSchema"]
+
+
+@pytest.mark.parametrize("name", list(SEED))
+def test_output_schema_accepts_the_seed_example(name):
+    Draft202012Validator(registry.get(name).output_schema).validate(SEED_RESPONSES[name])
+
+
+def test_mcp_tools_list_exposes_the_seed_schemas():
+    """The seed's transport is MCP (stdio): the SDK server's tools/list carries inputSchema unchanged."""
+    from mcp import Client
+
+    from mcpsite.mcp.server import build_server
+
+    def context_for(_ctx):
+        return CallContext(transport="test", request_id="contract"), ["ledger"]
+
+    async def listed():
+        async with Client(build_server(context_for), mode="legacy") as client:
+            return (await client.list_tools()).tools
+
+    tools = anyio.run(listed)
+    assert [t.name for t in tools] == list(SEED)
+    for tool in tools:
+        assert tool.description == SEED[tool.name]["description"]
+        assert tool.input_schema == SEED[tool.name]["inputSchema"]
+        assert tool.output_schema == registry.get(tool.name).output_schema
+
+
+def test_rpc_tools_list_exposes_the_seed_schemas(client, api_key):
+    """The seed's smoke test: `{"jsonrpc":"2.0","method":"tools/list","id":1}`."""
+    _key, raw = api_key
+    response = client.post(
+        "/rpc",
+        data=json.dumps({"jsonrpc": "2.0", "method": "tools/list", "id": 1}),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {raw}"},
+    )
+    listed = {t["name"]: t for t in response.json()["result"]["tools"] if t["name"] in SEED}
+    assert list(listed) == list(SEED)
+    for name, tool in listed.items():
+        assert tool["inputSchema"] == SEED[name]["inputSchema"]
+        assert tool["description"] == SEED[name]["description"]
+
+
+# --- results --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def books(post):
+    """Books whose balance sheet and income statement are the seed's figures (430,000 / 70,000)."""
+    post("2024-04-01", ("100", 220000), ("300", -220000))  # 資本金
+    post("2024-04-02", ("100", 140000), ("250", -140000))  # 借入金
+    post("2024-04-10", ("100", 505000), ("400", -505000))  # 売上
+    post("2024-04-20", ("500", 435000), ("100", -435000))  # 仕入
+
+
+def _check(name: str, result: dict) -> None:
+    assert_shape(SEED_RESPONSES[name], result, DOCUMENTED_EXTRAS.get(name, set()))
+    Draft202012Validator(registry.get(name).output_schema).validate(result)
+
+
+def test_create_journal_entry_has_the_seed_shape(call_tool, chart):
+    result = call_tool(
+        "create_journal_entry",
+        {
+            "date": "2024-01-15",
+            "description": "商品仕入",
+            "lines": [{"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 10000}],
+        },
+    )
+    _check("create_journal_entry", result)
+    assert [(line["debitAmount"], line["creditAmount"]) for line in result["journalEntry"]["lines"]] == [
+        (10000, 0),
+        (0, 10000),
+    ]
+    assert all(isinstance(line["debitAmount"], int) for line in result["journalEntry"]["lines"])
+
+
+def test_get_account_balance_has_the_seed_shape(call_tool, books):
+    result = call_tool("get_account_balance", {"accountCode": "100", "asOfDate": "2025-03-31"})
+    _check("get_account_balance", result)
+    assert (result["accountType"], result["asOfDate"]) == ("asset", "2025-03-31")
+
+
+def test_list_accounts_has_the_seed_shape(call_tool, chart):
+    result = call_tool("list_accounts", {})
+    _check("list_accounts", result)
+    assert result["accounts"][:2] == [
+        {"code": "100", "name": "現金", "type": "asset", "category": "流動資産", "active": True},
+        {"code": "101", "name": "預金", "type": "asset", "category": "流動資産", "active": True},
+    ]
+
+
+def test_generate_balance_sheet_has_the_seed_shape_and_summary(call_tool, books):
+    result = call_tool("generate_balance_sheet", {"asOfDate": "2025-03-31"})
+    _check("generate_balance_sheet", result)
+    sheet = result["balanceSheet"]
+    assert (sheet["assets"]["total"], sheet["liabilities"]["total"], sheet["equity"]["total"]) == (
+        430000,
+        140000,
+        290000,
+    )
+    assert result["summary"] == SEED_RESPONSES["generate_balance_sheet"]["summary"]
+
+
+def test_generate_income_statement_has_the_seed_shape_and_summary(call_tool, books):
+    result = call_tool("generate_income_statement", {"startDate": "2024-04-01", "endDate": "2025-03-31"})
+    _check("generate_income_statement", result)
+    assert result["period"] == SEED_RESPONSES["generate_income_statement"]["period"]
+    assert result["summary"] == SEED_RESPONSES["generate_income_statement"]["summary"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "code"),
+    [
+        ([{"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 9000}], 409),
+        ([{"accountCode": "999", "debitAmount": 100}, {"accountCode": "100", "creditAmount": 100}], 404),
+    ],
+    ids=["貸借不一致 409 Conflict", "存在しない勘定科目 404 Not Found"],
+)
+def test_seed_error_codes(call_tool, chart, lines, code):
+    with pytest.raises(ToolError) as caught:
+        call_tool("create_journal_entry", {"date": "2024-01-15", "description": "商品仕入", "lines": lines})
+    assert caught.value.code == code
+    assert isinstance(caught.value.message, str) and caught.value.message
+
+
+@pytest.mark.django_db(transaction=True)
+def test_mcp_tools_call_answers_the_seed_shape():
+    """The seed's `tools/call` of list_accounts over MCP: structuredContent is the seed's result."""
+    from mcp import Client
+
+    from ledger import seeding
+    from mcpsite.mcp.server import build_server
+
+    seeding.chart_of_accounts_ensure()
+
+    def context_for(_ctx):
+        return CallContext(transport="test", request_id="contract"), ["ledger"]
+
+    async def called():
+        async with Client(build_server(context_for), mode="legacy") as client:
+            await client.list_tools()
+            return await client.call_tool("list_accounts", {})
+
+    result = anyio.run(called)
+    assert result.is_error is False
+    _check("list_accounts", result.structured_content)
+    assert json.loads(result.content[0].text) == result.structured_content
