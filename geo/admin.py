@@ -26,6 +26,16 @@ def result_rows(lookup: PointLookup):
         yield index, point.get("ref", ""), point["lat"], point["lon"], result["code"], result["address"]
 
 
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _spreadsheet_safe(cell):
+    """Text a spreadsheet would run as a formula (a ref like `=HYPERLINK(…)`) is exported as text."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_PREFIXES):
+        return "'" + cell
+    return cell
+
+
 @admin.register(PointLookup)
 class PointLookupAdmin(admin.ModelAdmin):
     list_display = ["__str__", "granularity", "point_count", "outcome_badge", "created_by", "resolved_at"]
@@ -96,7 +106,7 @@ class PointLookupAdmin(admin.ModelAdmin):
         response.write("\ufeff")  # lets spreadsheet programs read the UTF-8 Japanese
         writer = csv.writer(response)
         writer.writerow(["index", "ref", "lat", "lon", "code", "address"])
-        writer.writerows(result_rows(lookup))
+        writer.writerows([[_spreadsheet_safe(cell) for cell in row] for row in result_rows(lookup)])
         return response
 
     @admin.display(description="outcome")

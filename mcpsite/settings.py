@@ -116,21 +116,29 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Cache: shared between processes (rate limits). The database cache by default, Redis when set.
-REDIS_URL = env_str("REDIS_URL") or env_str("CACHE_URL")
-if REDIS_URL:
+# URLs that may carry passwords are read into lower-case names: Django exposes only upper-case
+# settings (e.g. on DEBUG error pages), and the parsed forms below keep passwords under keys its
+# exception reporter masks.
+_redis_url = env_str("REDIS_URL") or env_str("CACHE_URL")
+
+
+def _redis_cache(url: str, **extra) -> dict:
+    """A django-redis cache; the password moves from the URL to OPTIONS, where error pages mask it."""
+    parts = urlsplit(url)
+    options = {"CLIENT_CLASS": "django_redis.client.DefaultClient"}
+    if parts.password:
+        options["PASSWORD"] = unquote(parts.password)
+        host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname or ""
+        netloc = (f"{parts.username}@" if parts.username else "") + host + (f":{parts.port}" if parts.port else "")
+        url = parts._replace(netloc=netloc).geturl()
+    return {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": url, "OPTIONS": options, **extra}
+
+
+if _redis_url:
     CACHES = {
-        "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
-        },
+        "default": _redis_cache(_redis_url),
         # Resolved GaluchatAPI points, shared by every process.
-        "geo": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "geo",
-            "OPTIONS": {"CLIENT_CLASS": "django_redis.client.DefaultClient"},
-        },
+        "geo": _redis_cache(_redis_url, KEY_PREFIX="geo"),
     }
 else:
     CACHES = {
@@ -172,7 +180,7 @@ STATIC_ROOT = VAR_DIR / "static"
 
 # Mail: EMAIL_URL (smtp://user:pass@host:port?tls=1, console://, file:///path); the file backend by
 # default so a first run can show what was sent.
-EMAIL_URL = env_str("EMAIL_URL", f"file://{VAR_DIR / 'mail'}")
+_email_url = env_str("EMAIL_URL", f"file://{VAR_DIR / 'mail'}")
 
 
 def _mailer(url: str) -> dict:
@@ -202,7 +210,7 @@ def _mailer(url: str) -> dict:
     return {"BACKEND": backends.get(parts.scheme, parts.scheme), "OPTIONS": options}
 
 
-MAILERS = {"default": _mailer(EMAIL_URL)}
+MAILERS = {"default": _mailer(_email_url)}
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "mcpsite <noreply@localhost>")
 
 # Tasks: the database backend and its db_worker deliver messages and reminders.

@@ -16,13 +16,16 @@ import jaconv
 # Long-vowel marks, wave dashes and middle dots (after NFKC: ｰ -> ー, ･ -> ・).
 _DROPPED = str.maketrans("", "", "ー〜～・")
 _SPACES = re.compile(r"\s+")
+# Control characters separate words: a NUL would end an FTS5 string early (OperationalError) and
+# PostgreSQL refuses it in any string.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def normalize(text: str) -> str:
     """The search form of `text` (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text or "")
     text = jaconv.kata2hira(text.lower())
-    text = text.translate(_DROPPED)
+    text = _CONTROLS.sub(" ", text.translate(_DROPPED))
     return _SPACES.sub(" ", text).strip()
 
 

@@ -19,11 +19,16 @@ def _badge(status: str, label: str | None = None):
 
 @admin.register(Profile)
 class ProfileAdmin(admin.ModelAdmin):
-    list_display = ["owner", "webhook_url", "feed_token_rotated_at"]
+    list_display = ["owner", "webhook", "feed_token_rotated_at"]
     search_fields = ["owner__username", "owner__email"]
     readonly_fields = ["feed_url", "feed_token_rotated_at"]
     fields = ["owner", "webhook_url", "feed_url", "feed_token_rotated_at"]
     actions = ["rotate_feed_token"]
+
+    @admin.display(description="webhook", ordering="webhook_url")
+    def webhook(self, obj):
+        # Only the origin in the list: a webhook URL's path, query or user info is often its secret.
+        return services.webhook_origin(obj.webhook_url) if obj.webhook_url else "—"
 
     @admin.display(description="calendar feed URL")
     def feed_url(self, obj):

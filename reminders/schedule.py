@@ -29,6 +29,14 @@ REPEAT_WORDS = {
 FORBIDDEN_FREQS = {"SECONDLY", "MINUTELY"}
 # Beyond these a UTC conversion can overflow datetime, and no reminder needs them.
 YEARS = (1900, 2999)
+# dateutil loops for ever on INTERVAL=0 and fails on negative ones; no reminder needs more than this.
+MAX_INTERVAL = 1000
+# dateutil searches up to the year 9999 for a rule whose filters match no day (FREQ=DAILY;BYMONTH=2;
+# BYMONTHDAY=30: seconds of CPU per call, minutes with BYSETPOS on an hourly rule), so the days a rule
+# can match are first looked for within this horizon, with a cheap yearly rule.
+FIRST_DAY_HORIZON = datetime.timedelta(days=366 * 10)
+_DAY_PARTS = ("BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO")
+_ALL_WEEKDAYS = "MO,TU,WE,TH,FR,SA,SU"
 _HAS_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
 
@@ -81,16 +89,61 @@ def parse_repeat(repeat: str, *, first: datetime.datetime) -> str:
             f"repeat {repeat!r} is not understood: use daily, weekly, weekdays, monthly "
             "or RFC 5545 RRULE text such as FREQ=WEEKLY;BYDAY=MO,WE"
         )
-    freq = re.search(r"FREQ=([A-Z]+)", rule_text)
-    if freq and freq.group(1) in FORBIDDEN_FREQS:
-        raise InvalidParams(f"repeat FREQ={freq.group(1)} is too frequent: the shortest supported repeat is HOURLY")
+    parts = _rule_parts(rule_text)
+    freq = parts.get("FREQ", "")
+    if freq in FORBIDDEN_FREQS:
+        raise InvalidParams(f"repeat FREQ={freq} is too frequent: the shortest supported repeat is HOURLY")
+    _check_bounded(parts)
     try:
+        if freq in {"HOURLY", "DAILY", "WEEKLY"} and any(name in parts for name in _DAY_PARTS):
+            _check_days_exist(parts, first=first)
         rule = build_rule(rule_text, first=first)
     except (ValueError, TypeError, KeyError) as exc:
         raise InvalidParams(f"repeat is not a valid RRULE ({rule_text}): {exc}") from None
     if rule.after(first, inc=True) is None:
         raise InvalidParams(f"repeat {repeat!r} has no occurrence at or after {first.isoformat()}")
     return rule_text
+
+
+def _rule_parts(rule_text: str) -> dict[str, str]:
+    """NAME -> value of an RRULE; a name given twice is refused (dateutil would keep the last one)."""
+    parts: dict[str, str] = {}
+    for pair in rule_text.split(";"):
+        name, has_value, value = pair.partition("=")
+        if not has_value:
+            continue  # malformed: dateutil refuses it with its own message
+        if name in parts:
+            raise InvalidParams(f"repeat names {name} more than once")
+        parts[name] = value
+    return parts
+
+
+def _check_bounded(parts: dict[str, str]) -> None:
+    """Refuse rules that would fire more often than hourly or make dateutil loop for ever."""
+    interval = parts.get("INTERVAL")
+    if interval is not None and not (interval.isdigit() and 1 <= int(interval) <= MAX_INTERVAL):
+        raise InvalidParams(f"repeat INTERVAL must be a whole number from 1 to {MAX_INTERVAL}")
+    for name in ("BYMINUTE", "BYSECOND"):
+        if "," in parts.get(name, ""):
+            raise InvalidParams(f"repeat {name} may have one value only: the shortest supported repeat is HOURLY")
+    if "BYSETPOS" in parts and parts.get("FREQ") not in {"MONTHLY", "YEARLY"}:
+        raise InvalidParams("repeat BYSETPOS is supported with FREQ=MONTHLY or FREQ=YEARLY only")
+
+
+def _check_days_exist(parts: dict[str, str], *, first: datetime.datetime) -> None:
+    """Refuse an hourly/daily/weekly rule whose day filters match no day within FIRST_DAY_HORIZON.
+
+    The same filters on a yearly rule select the same days (dateutil ignores BYDAY ordinals
+    below MONTHLY), and a yearly search costs one step per year instead of one per day or hour.
+    """
+    days = {name: parts[name] for name in _DAY_PARTS if name in parts}
+    days["BYDAY"] = re.sub(r"[+-]?\d+", "", parts.get("BYDAY", "")) or _ALL_WEEKDAYS
+    probe = "FREQ=YEARLY;" + ";".join(f"{name}={value}" for name, value in days.items())
+    found = build_rule(probe, first=first).after(first, inc=True)
+    if found is None or found - first > FIRST_DAY_HORIZON:
+        raise InvalidParams(
+            f"repeat matches no day within {FIRST_DAY_HORIZON.days // 366} years of {first.date().isoformat()}"
+        )
 
 
 def build_rule(rule_text: str, *, first: datetime.datetime) -> du_rrule.rrule:

@@ -15,6 +15,7 @@ import datetime
 import logging
 import uuid
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import requests
 from django.conf import settings
@@ -326,6 +327,30 @@ def _send_reminder(reminder: Reminder, occurrence: datetime.datetime, late: bool
     ).send()
 
 
+def webhook_origin(url: str) -> str:
+    """scheme://host[:port] of a webhook URL: its credentials, path and query may be secrets."""
+    parts = urlsplit(url)
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{parts.hostname or '?'}{port}"
+
+
+def _failure_reason(exc: Exception, webhook_url: str) -> str:
+    """The text recorded (and logged) for a failed delivery, without the webhook URL's secrets.
+
+    requests' messages quote the URL ("Max retries exceeded with url: /hook/<token>", "No connection
+    adapters were found for '<url>'"); the delivery row is shown in the admin and logs are shared.
+    """
+    if webhook_url and isinstance(exc, requests.RequestException):
+        return f"{type(exc).__name__}: the webhook at {webhook_origin(webhook_url)} could not be reached"
+    text = f"{type(exc).__name__}: {exc}"
+    if webhook_url:
+        text = text.replace(webhook_url, webhook_origin(webhook_url))
+    return text
+
+
 def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.datetime, late: bool) -> bool:
     """Record the occurrence and schedule the next one, in one transaction. False if the lease was lost."""
     with transaction.atomic(durable=True):
@@ -393,7 +418,7 @@ def reminders_deliver_due(
             try:
                 _send_reminder(reminder, claim.occurrence, late, webhook_url)
             except Exception as exc:  # recorded on the delivery and retried; never raised into the worker
-                logger.warning("Reminder %s delivery failed: %s", reminder.public_id, exc)
-                error = f"{type(exc).__name__}: {exc}"[:1000]
+                error = _failure_reason(exc, webhook_url)[:1000]
+                logger.warning("Reminder %s delivery failed: %s", reminder.public_id, error)
             finished_at = fixed_now or timezone.now()
             delivered += _reminder_finish(claim, channel=channel, error=error, now=finished_at, late=late)

@@ -27,6 +27,28 @@ def test_schedule_page_shows_the_seat_map(admin_client, seed_world, booked):
     assert "reserved 2" in page and "blocked 1" in page
 
 
+def test_seat_map_and_reservations_refuse_anonymous_non_staff_and_staff_without_permission(
+    client, django_user_model, seed_world, booked
+):
+    urls = [f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/", f"/admin/cinema/reservation/{booked.pk}/change/"]
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 302 and "/admin/login/" in response.url
+    client.force_login(django_user_model.objects.create_user("customer", password="x" * 12))
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 302 and "/admin/login/" in response.url
+    client.force_login(django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True))
+    for url in urls:
+        assert client.get(url).status_code == 403
+
+
+def test_reservation_page_never_shows_the_password_or_its_hash(admin_client, booked):
+    for url in ("/admin/cinema/reservation/", f"/admin/cinema/reservation/{booked.pk}/change/"):
+        page = admin_client.get(url).content.decode()
+        assert "mypassword123" not in page and booked.password_hash not in page and "argon2" not in page
+
+
 def test_layout_builder_blocks_and_resizes(admin_client, seed_world):
     theater = seed_world["t02"]
     response = admin_client.post(

@@ -44,6 +44,17 @@ def test_csv_upload_and_download(admin_client, fake_galuchat):
     assert lines[2] == f"1,b,36.0,140.0,{code},{address}"
 
 
+def test_csv_download_exports_formula_like_refs_as_text(admin_client, fake_galuchat):
+    """A ref such as =HYPERLINK(…) must not run as a formula when staff open the CSV in a spreadsheet."""
+    upload = SimpleUploadedFile("points.csv", "35,139,=HYPERLINK(1)\n-35,139,@SUM(1)\n".encode(), "text/csv")
+    admin_client.post(reverse(RESOLVE), {"granularity": "admin", "csv_file": upload})
+    lookup = PointLookup.objects.get()
+    rows = admin_client.get(reverse("admin:geo_pointlookup_csv", args=[lookup.pk])).content.decode("utf-8-sig")
+    lines = rows.splitlines()
+    assert lines[1].startswith("0,'=HYPERLINK(1),35.0,139.0,")
+    assert lines[2].startswith("1,'@SUM(1),-35.0,139.0,")  # numbers keep their sign
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [("35.0;139.0", "expected lat,lon[,ref]"), ("north,139", "is not a number"), ("", "Paste coordinates")],
@@ -84,6 +95,23 @@ def test_staff_without_permission_cannot_resolve(client, django_user_model):
     staff = django_user_model.objects.create_user("viewer", password="x" * 12, is_staff=True)
     client.force_login(staff)
     assert client.get(reverse(RESOLVE)).status_code == 403
+
+
+def test_resolve_and_csv_pages_refuse_anonymous_and_non_staff(client, django_user_model, admin_client, fake_galuchat):
+    admin_client.post(reverse(RESOLVE), {"granularity": "admin", "coordinates": "35,139,a"})
+    csv_url = reverse("admin:geo_pointlookup_csv", args=[PointLookup.objects.get().pk])
+    for url in (reverse(RESOLVE), csv_url):
+        assert client.get(url).status_code == 302  # anonymous: to the login page
+    user = django_user_model.objects.create_user("customer", password="x" * 12)  # not staff
+    client.force_login(user)
+    for url in (reverse(RESOLVE), csv_url):
+        response = client.get(url)
+        assert response.status_code == 302 and "/admin/login/" in response.url
+    assert client.post(reverse(RESOLVE), {"granularity": "admin", "coordinates": "35,139"}).status_code == 302
+    assert PointLookup.objects.count() == 1
+    staff = django_user_model.objects.create_user("staffer", password="x" * 12, is_staff=True)
+    client.force_login(staff)
+    assert client.get(csv_url).status_code == 403  # staff without the view permission
 
 
 def test_parse_rows_skips_comments_and_blank_lines():

@@ -89,6 +89,18 @@ def test_reports_are_staff_only(client):
     assert response.status_code == 302
 
 
+@pytest.mark.parametrize("name", ["ledger_balance_sheet", "ledger_income_statement", "ledger_trial_balance"])
+def test_reports_need_the_view_permission_on_accounts(client, django_user_model, chart, name):
+    from django.contrib.auth.models import Permission
+
+    assert client.get(reverse(f"admin:{name}")).status_code == 302  # anonymous: to the login page
+    clerk = django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True)
+    client.force_login(clerk)
+    assert client.get(reverse(f"admin:{name}")).status_code == 403  # staff, but not an accountant
+    clerk.user_permissions.add(Permission.objects.get(codename="view_account"))
+    assert client.get(reverse(f"admin:{name}")).status_code == 200
+
+
 def test_account_with_history_keeps_code_and_type(admin_client, post):
     post("2024-03-01", ("100", 1000), ("400", -1000))
     cash = Account.objects.get(code="100")

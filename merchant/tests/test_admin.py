@@ -13,6 +13,23 @@ def staff(admin_client):
     return admin_client
 
 
+def test_adjust_stock_refuses_anonymous_non_staff_and_staff_without_permission(client, django_user_model, catalogue):
+    mug = catalogue["MUGIBO-MUG"]
+    url = reverse("admin:merchant_product_adjust_stock", args=[mug.pk])
+    sale = {"reason": "sale", "quantity": 1, "note": "x"}
+    response = client.post(url, sale)
+    assert response.status_code == 302 and "/admin/login/" in response.url
+    client.force_login(django_user_model.objects.create_user("customer", password="x" * 12))
+    response = client.post(url, sale)
+    assert response.status_code == 302 and "/admin/login/" in response.url
+    client.force_login(django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True))
+    response = client.post(url, sale)
+    assert response.status_code == 302 and response.url == reverse("admin:index")
+    mug.refresh_from_db()
+    assert mug.inventory_count == catalogue["MUGIBO-MUG"].inventory_count
+    assert not InventoryMovement.objects.filter(reason="sale").exists()
+
+
 def test_changelist_low_stock_filter(staff, catalogue):
     url = reverse("admin:merchant_product_changelist")
     out = staff.get(url, {"stock": "out"}).content.decode()

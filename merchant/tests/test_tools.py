@@ -31,6 +31,21 @@ def test_search_products_returns_the_seed_shape(catalogue, call_tool):
     assert result["search"] == {"query": "むぎぼー カレンダー", "backend": "database", "fallback": []}
 
 
+@pytest.mark.parametrize(
+    "keyword",
+    ['"', "'", "NEAR(", "*", "AND OR", "NOT", "^", "col:むぎぼ", "{a b}", "%", "_", "\\", "\x00", "むぎ\x00ぼーカレ"],
+)
+def test_search_products_hostile_keywords_are_plain_text(catalogue, call_tool, keyword):
+    # FTS5 syntax is quoted away; a NUL used to end the FTS5 string early: OperationalError, -32603.
+    result = call_tool("search_products", {"keywords": [keyword, f"x{keyword}むぎぼー"]})
+    assert isinstance(result["products"], list)
+
+
+def test_search_products_control_characters_separate_words(catalogue, call_tool):
+    result = call_tool("search_products", {"keywords": ["むぎぼー\x00カレンダー"]})
+    assert result["products"][0]["sku"] == "MUGIBO-CAL-2025"
+
+
 def test_search_products_default_limit_is_20(catalogue, call_tool):
     from merchant.catalog import synthetic_products
     from merchant.models import Product

@@ -89,3 +89,45 @@ def test_count_ends_the_rule():
     rule = schedule.parse_repeat("FREQ=DAILY;COUNT=2", first=FIRST)
     second = schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=FIRST)
     assert schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=second) is None
+
+
+# --- rules that would hang or burn a worker, or fire more often than hourly -----------------------
+
+
+@pytest.mark.parametrize(
+    ("repeat", "message"),
+    [
+        ("FREQ=DAILY;INTERVAL=0", "INTERVAL must be a whole number"),  # dateutil loops for ever
+        ("FREQ=DAILY;INTERVAL=-1", "INTERVAL must be a whole number"),  # dateutil raises later
+        ("FREQ=DAILY;INTERVAL=1001", "INTERVAL must be a whole number"),
+        ("FREQ=HOURLY;FREQ=SECONDLY", "names FREQ more than once"),  # dateutil keeps the last
+        ("FREQ=HOURLY;BYMINUTE=0,1,2,3", "BYMINUTE may have one value only"),
+        ("FREQ=HOURLY;BYSECOND=1,2", "BYSECOND may have one value only"),
+        ("FREQ=HOURLY;BYSETPOS=2", "BYSETPOS is supported with"),  # minutes of CPU in dateutil
+        ("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", "matches no day"),  # seconds of CPU in dateutil
+        ("FREQ=HOURLY;BYMONTH=4;BYMONTHDAY=31", "matches no day"),
+        ("FREQ=HOURLY;BYYEARDAY=366;BYMONTH=1", "matches no day"),
+        ("FREQ=DAILY;BYWEEKNO=54", "matches no day"),
+    ],
+)
+def test_rules_that_would_hang_or_flood_are_refused_quickly(repeat, message):
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(InvalidParams, match=message):
+        schedule.parse_repeat(repeat, first=FIRST)
+    assert time.perf_counter() - started < 1
+
+
+@pytest.mark.parametrize(
+    ("repeat", "second"),
+    [
+        ("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29", datetime.datetime(2028, 2, 29, 7, 0, tzinfo=TOKYO)),  # leap days
+        ("FREQ=WEEKLY;BYDAY=+1MO;BYMONTH=10", datetime.datetime(2025, 10, 6, 7, 0, tzinfo=TOKYO)),  # ordinal ignored
+        ("FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1", datetime.datetime(2025, 9, 30, 7, 0, tzinfo=TOKYO)),
+        ("FREQ=HOURLY;INTERVAL=6;BYMINUTE=0", datetime.datetime(2025, 9, 19, 13, 0, tzinfo=TOKYO)),
+    ],
+)
+def test_unusual_but_sound_rules_still_work(repeat, second):
+    rule = schedule.parse_repeat(repeat, first=FIRST)
+    assert schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=FIRST) == second

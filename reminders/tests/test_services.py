@@ -3,6 +3,7 @@
 import datetime
 
 import pytest
+import requests
 import responses
 from django.core import mail
 
@@ -182,6 +183,31 @@ def test_failing_webhook_is_retried_then_recorded_as_failed(owner):
     reminder.refresh_from_db()
     assert reminder.next_fire_at == due + datetime.timedelta(days=1) and reminder.attempts == 0
     assert len(responses.calls) == 3
+
+
+@responses.activate
+def test_unreachable_webhook_failure_never_records_or_logs_its_secret_parts(owner, caplog):
+    # requests quotes the URL in its messages; the path, query and user info are often the secret.
+    secret_url = "https://bot:s3cr3t-pass@hooks.example.com/services/T0/B0/s3cr3t-token?sig=s3cr3t-sig"
+    Profile.objects.create(owner=owner, webhook_url=secret_url)
+    responses.post(secret_url, body=requests.ConnectionError(f"Max retries exceeded with url: {secret_url}"))
+    reminder = make_reminder(owner)
+    due = reminder.next_fire_at
+    for minutes in (0, 1.1, 4):
+        services.reminders_deliver_due(now=due + datetime.timedelta(minutes=minutes))
+    delivery = ReminderDelivery.objects.get()
+    assert delivery.status == "failed"
+    assert delivery.error == "ConnectionError: the webhook at https://hooks.example.com could not be reached"
+    assert "s3cr3t" not in caplog.text and "Reminder" in caplog.text
+
+
+def test_failure_reason_keeps_other_errors_but_hides_the_url():
+    url = "https://hooks.example.com/x/s3cr3t"
+    assert services._failure_reason(RuntimeError("webhook answered HTTP 503"), url) == (
+        "RuntimeError: webhook answered HTTP 503"
+    )
+    assert "s3cr3t" not in services._failure_reason(ValueError(f"bad {url}"), url)
+    assert services.webhook_origin("http://u:p@[::1]:8080/p?q=1") == "http://::1:8080"
 
 
 def test_sweep_ensure_does_not_pile_up_while_workers_are_down(owner):

@@ -195,6 +195,13 @@ def test_reminder_create_without_offset_is_tokyo(call_tool):
         ({"time": "FUTURE", "note": "n", "repeat": 7}, "repeat: must be of type string"),
         ({"time": "9999-12-31T23:59:59-12:00", "note": "n"}, "between the years"),
         ({"time": "FUTURE", "note": "n", "repeat": "daily\x00"}, "repeat must not contain NUL"),
+        # These made a worker loop for ever, answered -32603, or bypassed the hourly floor.
+        ({"time": "FUTURE", "note": "n", "repeat": "FREQ=DAILY;INTERVAL=0"}, "INTERVAL must be"),
+        ({"time": "FUTURE", "note": "n", "repeat": "FREQ=DAILY;INTERVAL=-1"}, "INTERVAL must be"),
+        ({"time": "FUTURE", "note": "n", "repeat": "FREQ=HOURLY;FREQ=SECONDLY"}, "more than once"),
+        ({"time": "FUTURE", "note": "n", "repeat": "FREQ=HOURLY;BYSECOND=1,2,3"}, "one value only"),
+        ({"time": "FUTURE", "note": "n", "repeat": "FREQ=HOURLY;BYSETPOS=2"}, "BYSETPOS"),
+        ({"time": "FUTURE", "note": "n", "repeat": "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30"}, "matches no day"),
     ],
 )
 def test_reminder_create_bad_input(call_tool, arguments, message):
