@@ -46,7 +46,7 @@ def test_csv_upload_and_download(admin_client, fake_galuchat):
 
 def test_csv_download_exports_formula_like_refs_as_text(admin_client, fake_galuchat):
     """A ref such as =HYPERLINK(…) must not run as a formula when staff open the CSV in a spreadsheet."""
-    upload = SimpleUploadedFile("points.csv", "35,139,=HYPERLINK(1)\n-35,139,@SUM(1)\n".encode(), "text/csv")
+    upload = SimpleUploadedFile("points.csv", b"35,139,=HYPERLINK(1)\n-35,139,@SUM(1)\n", "text/csv")
     admin_client.post(reverse(RESOLVE), {"granularity": "admin", "csv_file": upload})
     lookup = PointLookup.objects.get()
     rows = admin_client.get(reverse("admin:geo_pointlookup_csv", args=[lookup.pk])).content.decode("utf-8-sig")
