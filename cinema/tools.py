@@ -8,13 +8,13 @@ password hash the seed marks optional (README: a hash in an agent transcript inv
 from __future__ import annotations
 
 import datetime
-import re
 
 from django.conf import settings
 from django.utils import timezone
 
 from mcpsite.mcp.errors import InvalidParams, InvalidRequest, NotFound
 from mcpsite.mcp.jsonutil import number
+from mcpsite.mcp.params import DateError, iso_date
 from mcpsite.mcp.registry import tool
 
 from . import selectors, services
@@ -24,18 +24,15 @@ GROUP = "cinema"
 MOVIE_LIST_DEFAULT_LIMIT = 20
 MOVIE_LIST_MAX_LIMIT = 100
 SCHEDULE_DAYS = 7
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def parse_date(value: str | None) -> datetime.date:
     """YYYY-MM-DD (today in Asia/Tokyo when omitted); the seed's -32600 "Invalid date format" otherwise."""
     if value is None:
         return timezone.localdate()
-    if not _DATE.match(value):
-        raise InvalidRequest(data="Invalid date format")
     try:
-        return datetime.date.fromisoformat(value)
-    except ValueError:
+        return iso_date(value)
+    except DateError:
         raise InvalidRequest(data="Invalid date format") from None
 
 
@@ -334,6 +331,7 @@ def get_seat_availability(args: dict, ctx) -> dict:
 @tool(
     name="reserve_seats",
     group=GROUP,
+    annotations={"destructiveHint": False, "idempotentHint": False},
     description="指定した座席の予約を実行します。競合時はエラーを返却。",
     input_schema={
         "type": "object",

@@ -7,20 +7,19 @@ arrive as JSON numbers and become Decimal at once (`Decimal(str(x))`, never floa
 from __future__ import annotations
 
 import datetime
-import re
 from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
 
 from mcpsite.mcp.errors import InvalidParams
+from mcpsite.mcp.params import DateError, iso_date
 from mcpsite.mcp.registry import CallContext, tool
 
 from . import selectors, services
 from .models import AccountType
 from .services import LineInput, yen
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _NUMBER = {"type": "number"}
 _ACCOUNT_ROWS = {
     "type": "array",
@@ -35,11 +34,11 @@ _SECTION = {"type": "object", "properties": {"total": _NUMBER, "accounts": _ACCO
 def parse_date(value: str, name: str) -> datetime.date:
     """A YYYY-MM-DD date (InvalidParams with the argument's name otherwise)."""
     shown = value if len(value) <= 40 else value[:40] + "…"
-    if not _DATE.fullmatch(value):
-        raise InvalidParams(f'{name} must be a date in YYYY-MM-DD format (got "{shown}")')
     try:
-        return datetime.date.fromisoformat(value)
-    except ValueError:
+        return iso_date(value)
+    except DateError as exc:
+        if exc.reason == "format":
+            raise InvalidParams(f'{name} must be a date in YYYY-MM-DD format (got "{shown}")') from None
         raise InvalidParams(f'{name} is not a valid calendar date (got "{shown}")') from None
 
 
@@ -64,6 +63,7 @@ def _accounts(rows) -> list[dict[str, Any]]:
 @tool(
     name="create_journal_entry",
     group="ledger",
+    annotations={"destructiveHint": False, "idempotentHint": False},
     description="新しい仕訳を作成します。複式簿記に基づき、借方と貸方の合計が一致する必要があります。",
     input_schema={
         "type": "object",
@@ -129,6 +129,7 @@ def create_journal_entry(args: dict[str, Any], ctx: CallContext) -> dict[str, An
 @tool(
     name="get_account_balance",
     group="ledger",
+    annotations={"readOnlyHint": True},
     description="指定された勘定科目の残高を取得します。",
     input_schema={
         "type": "object",
@@ -170,6 +171,7 @@ def get_account_balance(args: dict[str, Any], ctx: CallContext) -> dict[str, Any
 @tool(
     name="list_accounts",
     group="ledger",
+    annotations={"readOnlyHint": True},
     description="勘定科目の一覧を取得します。タイプやカテゴリでフィルタリングできます。",
     input_schema={
         "type": "object",
@@ -202,6 +204,7 @@ def list_accounts(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 @tool(
     name="generate_balance_sheet",
     group="ledger",
+    annotations={"readOnlyHint": True},
     description="指定した日時点での貸借対照表を生成します。",
     input_schema={
         "type": "object",
@@ -261,6 +264,7 @@ def generate_balance_sheet(args: dict[str, Any], ctx: CallContext) -> dict[str, 
 @tool(
     name="generate_income_statement",
     group="ledger",
+    annotations={"readOnlyHint": True},
     description="指定した期間の損益計算書を生成します。",
     input_schema={
         "type": "object",

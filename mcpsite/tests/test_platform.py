@@ -79,3 +79,13 @@ def test_prune_tool_calls_keeps_recent_records():
     assert list(ToolCall.objects.values_list("request_id", flat=True)) == ["new"]
     with pytest.raises(CommandError):
         call_command("prune_tool_calls", "--days", "0")
+
+
+def test_every_product_tool_says_whether_it_writes():
+    """Clients auto-approve read-only tools; MCP's default for a non-read-only tool is destructive."""
+    from mcpsite.mcp import registry
+
+    for spec in registry.tools():
+        if spec.name.startswith("test_"):
+            continue
+        assert "readOnlyHint" in spec.annotations or "destructiveHint" in spec.annotations, spec.name
