@@ -11,7 +11,7 @@ PORT    ?= 8000
 PYTHON  ?= $(shell for c in python3 python3.13 python3.12 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -Vr); do \
              command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v $$c; break; }; done)
 
-.PHONY: help venv demo test conformance lint bench clean browsers
+.PHONY: help venv demo test conformance lint bench clean system-deps
 
 help:
 	@echo "make demo   - install, migrate, seed demo data, print an API key, serve on http://$(HOST):$(PORT)"
@@ -39,18 +39,21 @@ demo: venv
 	  $(PY) manage.py reminders_scheduler --interval 30 & \
 	  $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --lifespan on --no-access-log
 
-test: venv browsers
+test: venv system-deps
 	@scripts/run-tests
 
 conformance: venv
 	@scripts/conformance
 
-# Debian chromium (Playwright drives it) and CJK fonts, so screenshots of the Japanese admin are legible.
-browsers:
-	@if ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then \
-	  if [ "$$(id -u)" = 0 ]; then echo "Installing Debian chromium and fonts-noto-cjk for the admin browser tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
-	  else echo "Install Debian chromium and fonts-noto-cjk for the admin browser tests" >&2; fi; fi
+# System packages the tests use: Debian chromium (Playwright drives it) with CJK fonts, so screenshots
+# of the Japanese admin are legible, and redis-server (the REDIS_URL cache is tested against a real one).
+SYSTEM_PACKAGES := chromium fonts-noto-cjk redis-server
+system-deps:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
+	    || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "Installing $(SYSTEM_PACKAGES) for the tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
+	  else echo "Install the Debian packages $(SYSTEM_PACKAGES) for the tests" >&2; fi; fi
 
 lint: venv
 	@$(VENV)/bin/ruff check .

@@ -1,0 +1,78 @@
+"""The REDIS_URL path with a real redis-server on loopback (make test installs it).
+
+Rate limits counted by django-redis are exact, and two uvicorn processes share one limit.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import httpx2
+import pytest
+from django.core.cache import caches
+from django.test import override_settings
+
+from mcpsite.mcp.limits import over_limit
+from mcpsite.settings import _redis_cache
+
+from .live import free_port, make_live_site
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed (make test installs it: apt-get install redis-server)")
+    port = free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    password = "redis-test-password"
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(workdir), "--requirepass", password],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"redis://:{password}@127.0.0.1:{port}/0"
+    import redis
+
+    client = redis.Redis.from_url(url)
+    for _ in range(100):
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_rate_limit_counts_exactly_in_redis(redis_url):
+    with override_settings(CACHES={"default": _redis_cache(redis_url)}):
+        assert type(caches["default"]).__name__ == "RedisCache"
+        caches["default"].clear()
+        hits = [over_limit(group="t", key="k", rate="10/m") for _ in range(12)]
+    assert hits == [False] * 10 + [True, True]
+
+
+def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
+    site, cleanup = make_live_site(tmp_path)
+    try:
+        site.env["REDIS_URL"] = redis_url
+        first, second = site.start_server(), site.start_server()
+        key = site.manage("create_api_key", "--name", "redis-limited", "--rate", "6/m", "--quiet").strip()
+        codes = []
+        for i in range(8):
+            response = httpx2.post(
+                f"{(first, second)[i % 2]}/rpc",
+                json={"jsonrpc": "2.0", "id": i, "method": "tools/list"},
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            codes.append(response.status_code)
+        health = httpx2.get(f"{first}/healthz").json()
+    finally:
+        site.stop()
+        cleanup()
+    assert codes == [200] * 6 + [429, 429]
+    assert health == {"status": "ok", "checks": {"database": "ok", "cache": "ok"}}
