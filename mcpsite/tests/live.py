@@ -93,6 +93,7 @@ def make_live_site(tmp_dir: Path) -> tuple[LiveSite, callable]:
     site = LiveSite(env=env)
     site.manage("migrate", "--noinput", "-v", "0")
     site.manage("createcachetable")
+    site.manage("collectstatic", "--noinput", "-v", "0")
     site.key = site.manage(
         "create_api_key", "--name", "interop", "--scopes", "all", "--owner", "interop", "--quiet"
     ).strip()

@@ -72,6 +72,17 @@ def test_group_endpoint_lists_only_that_group(site):
     assert "test_inband" in names and "test_echo" not in names
 
 
+def test_the_real_server_serves_the_admin_with_its_styles(site):
+    """uvicorn + the ASGI router serve collected static files (the admin is unstyled otherwise)."""
+    login = httpx2.get(f"{site.urls[0]}/admin/login/")
+    css_path = next(
+        part.split('"')[0] for part in login.text.split('href="')[1:] if part.split('"')[0].endswith(".css")
+    )
+    css = httpx2.get(f"{site.urls[0]}{css_path}")
+    assert login.status_code == 200 and css.status_code == 200
+    assert css.headers["content-type"].startswith("text/css") and len(css.content) > 1000
+
+
 def test_http_without_key_is_401_with_www_authenticate(site):
     response = httpx2.post(f"{site.urls[0]}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert response.status_code == 401
