@@ -77,18 +77,23 @@ def _schema_message(error) -> str:
     if error.validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         return f"unexpected properties: {', '.join(extra)}"
+    if error.validator == "uniqueItems":
+        return "items must be unique"
     readable = {
         "minimum": "must be at least", "maximum": "must be at most",
         "exclusiveMinimum": "must be greater than", "exclusiveMaximum": "must be less than",
         "minLength": "length must be at least", "maxLength": "length must be at most",
         "minItems": "must have at least this many items:", "maxItems": "must have at most this many items:",
-        "pattern": "must match the pattern", "uniqueItems": "items must be unique", "format": "must be in format",
+        "pattern": "must match the pattern", "format": "must be in format",
     }  # fmt: skip
     if error.validator in readable:
-        return (
-            f"{readable[error.validator]} {expected}" if error.validator != "uniqueItems" else readable["uniqueItems"]
-        )
+        return f"{readable[error.validator]} {expected}"
     return f"fails the schema rule '{error.validator}'"
+
+
+def _path_order(error) -> list[tuple[bool, int | str]]:
+    # Array indexes (int) and property names (str) never compare directly.
+    return [(isinstance(part, str), part) for part in error.path]
 
 
 def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
@@ -96,7 +101,7 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
         arguments = {}
     if not isinstance(arguments, dict):
         raise InvalidParams("Arguments must be a JSON object")
-    error = next(iter(sorted(spec.validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
+    error = min(spec.validator.iter_errors(arguments), key=_path_order, default=None)
     if error is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
         message = _schema_message(error)

@@ -65,11 +65,12 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
     if not isinstance(message, dict):
         return error_response(NO_ID, InvalidRequest(data="A request must be a JSON object"))
     request_id = message.get("id", NO_ID)
-    if (
-        request_id is not NO_ID
-        and not (request_id is None or isinstance(request_id, str | int))
-        or isinstance(request_id, bool)
-    ):
+    valid_id = (
+        request_id is NO_ID
+        or request_id is None
+        or (isinstance(request_id, str | int) and not isinstance(request_id, bool))
+    )
+    if not valid_id:
         return error_response(NO_ID, InvalidRequest(data="id must be a string, a number or null"))
     if message.get("jsonrpc") != "2.0":
         return error_response(request_id, InvalidRequest(data='"jsonrpc" must be "2.0"'))

@@ -139,3 +139,13 @@ def test_validation_messages_are_specific_and_never_echo_the_value(rpc, params, 
     response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": params})
     assert response.json()["error"]["message"] == expected
     assert "12345678" not in response.content.decode()
+
+
+@pytest.mark.parametrize("request_id", [True, 1.5, [1]])
+def test_ids_that_are_not_strings_numbers_or_null_are_invalid(rpc, request_id):
+    response = rpc({"jsonrpc": "2.0", "id": request_id, "method": "test_echo", "params": {"text": "a"}})
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid Request", "data": "id must be a string, a number or null"},
+    }
