@@ -6,6 +6,7 @@ session manager for the life of the process.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from channels.routing import ProtocolTypeRouter, URLRouter
@@ -46,16 +47,16 @@ class Application:
             await channels_app(scope, receive, send)
 
     async def _lifespan(self, receive, send) -> None:
-        message = await receive()
-        assert message["type"] == "lifespan.startup"
-        try:
-            async with self.mcp.lifespan():
-                await send({"type": "lifespan.startup.complete"})
-                message = await receive()  # lifespan.shutdown
-        except Exception as exc:
-            logger.exception("MCP session manager failed")
-            await send({"type": "lifespan.startup.failed", "message": str(exc)})
-            return
+        await receive()  # lifespan.startup
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                await stack.enter_async_context(self.mcp.lifespan())
+            except Exception as exc:
+                logger.exception("The MCP session manager did not start")
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
         await send({"type": "lifespan.shutdown.complete"})
 
 

@@ -108,6 +108,12 @@ class RateLimited(ToolError):
     http_status = 429
 
 
+class ServiceUnavailable(ToolError):
+    code = INTERNAL_ERROR
+    message = "Service unavailable"
+    http_status = 503
+
+
 class PayloadTooLarge(ToolError):
     code = INVALID_REQUEST
     message = "Request body too large"

@@ -18,7 +18,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from . import dispatch
 from .auth import api_key_authenticate, bearer_token
-from .errors import ToolError, Unauthorized
+from .errors import ServiceUnavailable, ToolError, Unauthorized
 from .registry import GROUPS, CallContext
 from .server import build_server
 
@@ -91,13 +91,23 @@ class McpHttpApp:
             security_settings=_security_settings(),
             max_request_body_size=settings.MCP_MAX_BODY_BYTES,
         )
+        self.running = False
 
     @contextlib.asynccontextmanager
     async def lifespan(self):
         async with self.manager.run():
-            yield
+            self.running = True
+            try:
+                yield
+            finally:
+                self.running = False
 
     async def __call__(self, scope, receive, send) -> None:
+        if not self.running:
+            # The SDK's session manager runs in the ASGI lifespan; a server started without it cannot serve MCP.
+            error = ServiceUnavailable(data="The MCP transport needs the ASGI lifespan (uvicorn --lifespan on)")
+            await self._refuse(send, error)
+            return
         groups = mcp_groups_for_path(scope["path"])
         headers = dict(scope.get("headers") or [])
         raw_key = bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
