@@ -90,6 +90,8 @@ class FakeGaluchat:
     error: Exception | None = None
     rewrite: object = None
     fail_on_call: int | None = None  # only this call (1-based) gets the fault
+    # Or only requests whose points satisfy this (requests run concurrently, so arrival order is not fixed).
+    fail_when: object = None
 
     def install(self):
         for path in PATHS:
@@ -136,7 +138,10 @@ class FakeGaluchat:
                 time.monotonic(),
             )
         )
-        faulty = self.fail_on_call is None or self.fail_on_call == len(self.received)
+        if self.fail_when is not None:
+            faulty = self.fail_when(points)
+        else:
+            faulty = self.fail_on_call is None or self.fail_on_call == len(self.received)
         if faulty and self.error is not None:
             raise self.error
         if faulty and self.raw_body is not None:

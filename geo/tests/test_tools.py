@@ -278,7 +278,8 @@ def test_timeouts_and_connection_failures_are_api_error(call_tool, fake_galuchat
 
 def test_second_request_failing_names_a_point_of_that_request(call_tool, fake_galuchat, settings):
     settings.GALUCHAT_MAX_POINTS_PER_REQUEST = 2
-    fake_galuchat.status, fake_galuchat.fail_on_call = 500, 2
+    fake_galuchat.status = 500
+    fake_galuchat.fail_when = lambda sent: (141000, 35000) in sent  # the request carrying p2
     points = [{"ref": f"p{i}", "lat": 35, "lon": 139 + i} for i in range(3)]
     assert_error(resolve(call_tool, points), "API_ERROR", 'points[2] (ref "p2")')
 
