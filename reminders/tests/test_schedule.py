@@ -110,13 +110,10 @@ def test_count_ends_the_rule():
         ("FREQ=DAILY;BYWEEKNO=54", "matches no day"),
     ],
 )
-def test_rules_that_would_hang_or_flood_are_refused_quickly(repeat, message):
-    import time
-
-    started = time.perf_counter()
+def test_rules_that_would_hang_or_flood_are_refused(repeat, message):
+    """Each of these made dateutil loop for ever or burn seconds of CPU; a regression hangs this test."""
     with pytest.raises(InvalidParams, match=message):
         schedule.parse_repeat(repeat, first=FIRST)
-    assert time.perf_counter() - started < 1
 
 
 @pytest.mark.parametrize(
