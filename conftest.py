@@ -78,6 +78,27 @@ def call_tool(tool_context):
 
 
 @pytest.fixture
+def mcp_tools_list():
+    """mcp_tools_list(group) -> the tools/list answer of the real SDK server, in process, via the official client."""
+    import anyio
+    from mcp import Client
+
+    from mcpsite.mcp.server import build_server
+
+    def listed(group):
+        def context_for(_ctx):
+            return CallContext(transport="test", request_id=dispatch.new_request_id()), [group]
+
+        async def fetch():
+            async with Client(build_server(context_for), mode="legacy") as client:
+                return (await client.list_tools()).tools
+
+        return anyio.run(fetch)
+
+    return listed
+
+
+@pytest.fixture
 def browser_page():
     """A headless Debian Chromium page driven by Playwright, for staff-facing admin pages.
 

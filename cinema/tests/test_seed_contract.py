@@ -13,12 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from mcpsite.mcp import registry
-from mcpsite.mcp.registry import CallContext
 
 pytestmark = pytest.mark.django_db
 
@@ -493,19 +491,8 @@ def test_the_added_tools_reuse_the_seed_argument_names(name):
         assert properties[argument]["type"] == seed_properties[argument]["type"]
 
 
-def test_mcp_tools_list_exposes_the_seed_schemas():
-    from mcp import Client
-
-    from mcpsite.mcp.server import build_server
-
-    def context_for(_ctx):
-        return CallContext(transport="test", request_id="contract"), ["cinema"]
-
-    async def listed():
-        async with Client(build_server(context_for), mode="legacy") as client:
-            return (await client.list_tools()).tools
-
-    tools = {tool.name: tool for tool in anyio.run(listed)}
+def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):
+    tools = {tool.name: tool for tool in mcp_tools_list("cinema")}
     assert list(tools) == list(SEED) + BEYOND_THE_SEED
     for name, seed in SEED.items():
         assert tools[name].description == seed["description"]

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 from jsonschema import Draft202012Validator
 
 from mcpsite.mcp import registry
-from mcpsite.mcp.registry import CallContext
 
 pytestmark = pytest.mark.django_db
 
@@ -153,19 +151,8 @@ def test_output_schema_accepts_the_seed_results_and_errors():
     )
 
 
-def test_mcp_tools_list_exposes_the_registered_schemas():
-    from mcp import Client
-
-    from mcpsite.mcp.server import build_server
-
-    def context_for(_ctx):
-        return CallContext(transport="test", request_id="contract"), ["geo"]
-
-    async def listed():
-        async with Client(build_server(context_for), mode="legacy") as client:
-            return (await client.list_tools()).tools
-
-    [tool] = anyio.run(listed)
+def test_mcp_tools_list_exposes_the_registered_schemas(mcp_tools_list):
+    [tool] = mcp_tools_list("geo")
     spec = registry.get("resolve_points")
     assert (tool.name, tool.description) == ("resolve_points", spec.description)
     assert tool.input_schema == spec.input_schema

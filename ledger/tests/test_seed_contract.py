@@ -202,20 +202,9 @@ def test_output_schema_accepts_the_seed_example(name):
     Draft202012Validator(registry.get(name).output_schema).validate(SEED_RESPONSES[name])
 
 
-def test_mcp_tools_list_exposes_the_seed_schemas():
+def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):
     """The seed's transport is MCP (stdio): the SDK server's tools/list carries inputSchema unchanged."""
-    from mcp import Client
-
-    from mcpsite.mcp.server import build_server
-
-    def context_for(_ctx):
-        return CallContext(transport="test", request_id="contract"), ["ledger"]
-
-    async def listed():
-        async with Client(build_server(context_for), mode="legacy") as client:
-            return (await client.list_tools()).tools
-
-    tools = anyio.run(listed)
+    tools = mcp_tools_list("ledger")
     assert [t.name for t in tools] == list(SEED)
     for tool in tools:
         assert tool.description == SEED[tool.name]["description"]

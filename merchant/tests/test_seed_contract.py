@@ -13,13 +13,11 @@ import copy
 import json
 from typing import Any
 
-import anyio
 import pytest
 from jsonschema import Draft202012Validator
 
 from mcpsite.mcp import registry
 from mcpsite.mcp.errors import InvalidParams
-from mcpsite.mcp.registry import CallContext
 
 pytestmark = pytest.mark.django_db
 
@@ -223,19 +221,8 @@ def test_seed_rest_tools_list_exposes_the_schemas(client, api_key):
         assert tool["description"].startswith(SEED[name]["description"])
 
 
-def test_mcp_tools_list_exposes_the_schemas():
-    from mcp import Client
-
-    from mcpsite.mcp.server import build_server
-
-    def context_for(_ctx):
-        return CallContext(transport="test", request_id="contract"), ["merchant"]
-
-    async def listed():
-        async with Client(build_server(context_for), mode="legacy") as client:
-            return (await client.list_tools()).tools
-
-    tools = {tool.name: tool for tool in anyio.run(listed)}
+def test_mcp_tools_list_exposes_the_schemas(mcp_tools_list):
+    tools = {tool.name: tool for tool in mcp_tools_list("merchant")}
     assert list(tools) == list(SEED)
     for name, tool in tools.items():
         assert tool.input_schema == seed_schema_with_documented_additions(name)

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
 from jsonschema import Draft202012Validator
 
 from mcpsite.mcp import registry
-from mcpsite.mcp.registry import CallContext
 
 from .conftest import future
 
@@ -121,19 +119,8 @@ def test_output_schema_is_the_seed_response(name):
     assert not validator.is_valid({"status": "done"})
 
 
-def test_mcp_tools_list_exposes_the_schemas():
-    from mcp import Client
-
-    from mcpsite.mcp.server import build_server
-
-    def context_for(_ctx):
-        return CallContext(transport="test", request_id="contract"), ["reminders"]
-
-    async def listed():
-        async with Client(build_server(context_for), mode="legacy") as client:
-            return (await client.list_tools()).tools
-
-    tools = {tool.name: tool for tool in anyio.run(listed)}
+def test_mcp_tools_list_exposes_the_schemas(mcp_tools_list):
+    tools = {tool.name: tool for tool in mcp_tools_list("reminders")}
     assert list(tools) == list(SEED_PARAMETERS)
     for name, tool in tools.items():
         assert tool.input_schema == registry.get(name).input_schema
