@@ -9,7 +9,6 @@ the same JSON types (values differ). README's documented additions (`active`, `a
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import anyio
 import pytest
@@ -18,6 +17,7 @@ from jsonschema import Draft202012Validator
 from mcpsite.mcp import registry
 from mcpsite.mcp.errors import ToolError
 from mcpsite.mcp.registry import CallContext
+from mcpsite.tests.contract import assert_shape
 
 SEED_TOOLS = json.loads(
     r"""
@@ -158,30 +158,6 @@ DOCUMENTED_EXTRAS = {
 }
 
 
-def json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"  # the seed shows whole yen as integers; README: cents make them decimals
-    return {str: "string", type(None): "null", list: "array", dict: "object"}[type(value)]
-
-
-def assert_shape(seed: Any, actual: Any, extras: set[str] = frozenset(), path: str = "$") -> None:
-    """`actual` has every field of the seed example with the same JSON type, and no undocumented extras."""
-    assert json_type(actual) == json_type(seed), f"{path}: {json_type(actual)} where the seed has {json_type(seed)}"
-    if isinstance(seed, dict):
-        missing = seed.keys() - actual.keys()
-        assert not missing, f"{path}: missing {sorted(missing)}"
-        extra = {f"{path}.{k}" for k in actual.keys() - seed.keys()} - set(extras)
-        assert not extra, f"undocumented fields {sorted(extra)}"
-        for key in seed:
-            assert_shape(seed[key], actual[key], extras, f"{path}.{key}")
-    elif isinstance(seed, list) and seed:
-        assert actual, f"{path}: empty where the seed shows items"
-        for item in actual:
-            assert_shape(seed[0], item, extras, f"{path}[]")
-
-
 # --- definitions ----------------------------------------------------------------------------------
 
 
@@ -241,7 +217,8 @@ def books(post):
 
 
 def _check(name: str, result: dict) -> None:
-    assert_shape(SEED_RESPONSES[name], result, DOCUMENTED_EXTRAS.get(name, set()))
+    # Whole yen are integers in the seed; amounts with cents are decimals: both are JSON numbers.
+    assert_shape(SEED_RESPONSES[name], result, extras=DOCUMENTED_EXTRAS.get(name, set()))
     Draft202012Validator(registry.get(name).output_schema).validate(result)
 
 

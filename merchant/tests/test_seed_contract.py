@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from mcpsite.mcp import registry
 from mcpsite.mcp.errors import InvalidParams
+from mcpsite.tests.contract import assert_shape
 
 pytestmark = pytest.mark.django_db
 
@@ -152,30 +152,6 @@ DOCUMENTED_EXTRAS = {
 }
 
 
-def json_type(value: Any) -> str:
-    """Strict: the seed's yen are floats (1980.0) and its counts integers."""
-    if isinstance(value, bool):
-        return "boolean"
-    return {int: "integer", float: "number", str: "string", type(None): "null", list: "array", dict: "object"}[
-        type(value)
-    ]
-
-
-def assert_shape(seed: Any, actual: Any, extras: set[str] = frozenset(), path: str = "$") -> None:
-    assert json_type(actual) == json_type(seed), f"{path}: {json_type(actual)} where the seed has {json_type(seed)}"
-    if isinstance(seed, dict):
-        missing = seed.keys() - actual.keys()
-        assert not missing, f"{path}: missing {sorted(missing)}"
-        extra = {f"{path}.{k}" for k in actual.keys() - seed.keys()} - set(extras)
-        assert not extra, f"undocumented fields {sorted(extra)}"
-        for key in seed:
-            assert_shape(seed[key], actual[key], extras, f"{path}.{key}")
-    elif isinstance(seed, list) and seed:
-        assert actual, f"{path}: empty where the seed shows items"
-        for item in actual:
-            assert_shape(seed[0], item, extras, f"{path}[]")
-
-
 def seed_schema_with_documented_additions(name: str) -> dict:
     schema = copy.deepcopy(SEED[name]["input_schema"])
     for (prop, key), value in DOCUMENTED_SCHEMA_ADDITIONS.get(name, {}).items():
@@ -236,7 +212,7 @@ def _check(name: str, result: dict) -> None:
     seed = SEED_OUTPUT[name]
     if name == "check_inventory":  # a map keyed by the requested ids: the seed's value type for each
         seed = {"inventory": dict.fromkeys(result["inventory"], 50)}
-    assert_shape(seed, result, DOCUMENTED_EXTRAS.get(name, set()))
+    assert_shape(seed, result, extras=DOCUMENTED_EXTRAS.get(name, set()), integers=True)  # yen as 1980.0
     Draft202012Validator(registry.get(name).output_schema).validate(result)
 
 

@@ -13,16 +13,13 @@ README documents `platform`'s enum (`email` or `sms`), the seed's own values.
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from asgiref.sync import async_to_sync
-from asgiref.testing import ApplicationCommunicator
 from jsonschema import Draft202012Validator
 
 from mcpsite.mcp import registry
 
 from .conftest import future
+from .ws_client import exchange
 
 SEED_PARAMETERS = {
     "calendar.create": {
@@ -172,35 +169,10 @@ def test_every_failure_is_the_seed_in_band_error(call_tool, contacts, name, argu
 # --- the seed's WebSocket messages ----------------------------------------------------------------
 
 
-def exchange(raw_key: str, messages: list[dict]) -> list[dict]:
-    from mcpsite.routing import application
-
-    async def run():
-        scope = {
-            "type": "websocket",
-            "path": "/ws",
-            "raw_path": b"/ws",
-            "query_string": b"",
-            "headers": [(b"authorization", f"Bearer {raw_key}".encode())],
-            "subprotocols": [],
-        }
-        communicator = ApplicationCommunicator(application, scope)
-        await communicator.send_input({"type": "websocket.connect"})
-        assert (await communicator.receive_output(timeout=10))["type"] == "websocket.accept"
-        answers = []
-        for message in messages:
-            await communicator.send_input({"type": "websocket.receive", "text": json.dumps(message)})
-            answers.append(json.loads((await communicator.receive_output(timeout=10))["text"]))
-        communicator.stop()
-        return answers
-
-    return async_to_sync(run)()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_seed_tool_execution_message_and_response(api_key):
     _key, raw = api_key
-    [answer] = exchange(raw, [SEED_TOOL_MESSAGE])
+    [answer] = exchange(raw, [SEED_TOOL_MESSAGE])[0]
     assert set(answer) == {"jsonrpc", "id", "result"}
     assert (answer["jsonrpc"], answer["id"]) == ("2.0", "req_123")
     assert_ok(answer["result"], "evt_")
@@ -208,12 +180,12 @@ def test_seed_tool_execution_message_and_response(api_key):
 
 @pytest.mark.django_db(transaction=True)
 def test_seed_authentication_error():
-    assert exchange("mcp_wrong", [SEED_TOOL_MESSAGE]) == [SEED_401]
+    assert exchange("mcp_wrong", [SEED_TOOL_MESSAGE])[0] == [SEED_401]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_seed_rate_limit_error(make_api_key):
     _key, raw = make_api_key(scopes=["reminders"], rate="1/m")
-    first, second = exchange(raw, [SEED_TOOL_MESSAGE, SEED_TOOL_MESSAGE])
+    first, second = exchange(raw, [SEED_TOOL_MESSAGE, SEED_TOOL_MESSAGE])[0]
     assert_ok(first["result"], "evt_")
     assert second == SEED_429

@@ -1,12 +1,10 @@
 """The seed's WebSocket flow end to end: Bearer handshake, `tools/call` with id "req_123", the seed's answers."""
 
-import json
-
 import pytest
-from asgiref.sync import async_to_sync
-from asgiref.testing import ApplicationCommunicator
 
 from reminders.models import Event
+
+from .ws_client import exchange
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,38 +17,6 @@ SEED_MESSAGE = {
         "arguments": {"title": "朝ラン", "start": "2025-09-19T07:00:00+09:00", "duration_min": 30},
     },
 }
-
-
-def exchange(raw_key, messages):
-    from mcpsite.routing import application
-
-    async def run():
-        # channels.testing's WebsocketCommunicator imports daphne (not installed); this is the same
-        # ASGI conversation it holds, spelled out.
-        scope = {
-            "type": "websocket",
-            "path": "/ws",
-            "raw_path": b"/ws",
-            "query_string": b"",
-            "headers": [(b"authorization", f"Bearer {raw_key}".encode())],
-            "subprotocols": [],
-        }
-        communicator = ApplicationCommunicator(application, scope)
-        await communicator.send_input({"type": "websocket.connect"})
-        assert (await communicator.receive_output(timeout=10))["type"] == "websocket.accept"
-        answers = []
-        for message in messages:
-            await communicator.send_input(
-                {"type": "websocket.receive", "text": json.dumps(message, ensure_ascii=False)}
-            )
-            answers.append(json.loads((await communicator.receive_output(timeout=10))["text"]))
-        closed = await communicator.receive_output(timeout=1) if raw_key == "mcp_wrong" else None
-        # Not a websocket.disconnect: the platform consumer's `groups` attribute shadows channels'
-        # group list and its disconnect handler fails (reported to the lead); stop the app instead.
-        communicator.stop()
-        return answers, closed
-
-    return async_to_sync(run)()
 
 
 def test_seed_tool_execution_message_gets_the_seed_response(api_key, user):

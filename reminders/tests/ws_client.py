@@ -1,0 +1,43 @@
+"""Talk to the real ASGI application over `/ws` in process.
+
+channels.testing's WebsocketCommunicator imports daphne (not installed); this is the same ASGI
+conversation it holds, spelled out.
+"""
+
+from __future__ import annotations
+
+import json
+
+from asgiref.sync import async_to_sync
+from asgiref.testing import ApplicationCommunicator
+
+
+def exchange(raw_key: str, messages: list[dict]) -> tuple[list[dict], dict | None]:
+    """Send each message, collect each answer; the second value is the server's close, if it closed."""
+    from mcpsite.routing import application
+
+    async def run():
+        scope = {
+            "type": "websocket",
+            "path": "/ws",
+            "raw_path": b"/ws",
+            "query_string": b"",
+            "headers": [(b"authorization", f"Bearer {raw_key}".encode())],
+            "subprotocols": [],
+        }
+        communicator = ApplicationCommunicator(application, scope)
+        await communicator.send_input({"type": "websocket.connect"})
+        assert (await communicator.receive_output(timeout=10))["type"] == "websocket.accept"
+        answers = []
+        for message in messages:
+            text = json.dumps(message, ensure_ascii=False)
+            await communicator.send_input({"type": "websocket.receive", "text": text})
+            answers.append(json.loads((await communicator.receive_output(timeout=10))["text"]))
+        closed = None
+        if not await communicator.receive_nothing(timeout=0.2):
+            closed = await communicator.receive_output(timeout=1)
+        await communicator.send_input({"type": "websocket.disconnect", "code": 1000})
+        await communicator.wait(timeout=5)
+        return answers, closed
+
+    return async_to_sync(run)()
