@@ -6,7 +6,6 @@ database connection and closes it at the end.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 
@@ -17,6 +16,7 @@ from cinema import services
 from cinema.models import Reservation, ReservedSeat
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
 from mcpsite.mcp.errors import Conflict
+from mcpsite.tests.concurrency import run_together
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -39,29 +39,17 @@ def _seats_for(attempt: int) -> list[str]:
 
 
 def _run_together(schedule_id: str, seats_for, attempts: int = ATTEMPTS) -> dict:
-    barrier = threading.Barrier(attempts)
-    outcome = {"ok": [], "conflict": [], "error": []}
-    lock = threading.Lock()
-
-    def attempt(n: int) -> None:
+    def attempt(n: int) -> tuple[str, object]:
         try:
-            barrier.wait()
             booking = services.reservation_create(schedule_id=schedule_id, seats=seats_for(n), password=f"pw-{n:06d}")
-            result = ("ok", booking.reservation.public_id)
         except Conflict as exc:
-            result = ("conflict", exc.data["conflicted_seats"])
-        except Exception as exc:  # anything else is a bug the test must show
-            result = ("error", repr(exc))
-        finally:
-            connection.close()
-        with lock:
-            outcome[result[0]].append(result[1])
+            return "conflict", exc.data["conflicted_seats"]
+        return "ok", booking.reservation.public_id
 
-    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(attempts)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    results, errors = run_together(attempt, attempts)
+    outcome = {"ok": [], "conflict": [], "error": [repr(exc) for exc in errors]}  # an error is a bug to show
+    for kind, value in results:
+        outcome[kind].append(value)
     return outcome
 
 

@@ -1,14 +1,13 @@
 """Concurrent calls share one process-wide GaluchatAPI rate limit (published: 10 requests/second)."""
 
-import threading
 import time
 
 import pytest
-from django.db import connection
 
 from geo import galuchat
 from mcpsite.mcp import dispatch
 from mcpsite.mcp.registry import CallContext
+from mcpsite.tests.concurrency import run_together
 
 THREADS = 6
 POINTS_PER_CALL = 4
@@ -21,25 +20,13 @@ def max_starts_in_one_second(times):
 
 def run_concurrently(api_key):
     key, _raw = api_key
-    barrier = threading.Barrier(THREADS)
-    outcomes, errors = [], []
 
     def call(n):
-        try:
-            ctx = CallContext(transport="test", request_id=f"c{n}", api_key=key, owner=key.owner)
-            points = [{"ref": f"{n}-{i}", "lat": 30 + n, "lon": 130 + i} for i in range(POINTS_PER_CALL)]
-            barrier.wait()
-            outcomes.append(dispatch.call_tool(ctx, "resolve_points", {"points": points}).data)
-        except Exception as exc:  # surfaced by the assertion below
-            errors.append(exc)
-        finally:
-            connection.close()
+        ctx = CallContext(transport="test", request_id=f"c{n}", api_key=key, owner=key.owner)
+        points = [{"ref": f"{n}-{i}", "lat": 30 + n, "lon": 130 + i} for i in range(POINTS_PER_CALL)]
+        return dispatch.call_tool(ctx, "resolve_points", {"points": points}).data
 
-    threads = [threading.Thread(target=call, args=(n,)) for n in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes, errors = run_together(call, THREADS)
     assert errors == []
     return outcomes
 

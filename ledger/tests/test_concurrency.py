@@ -15,31 +15,11 @@ from ledger import selectors, services
 from ledger.models import Account, JournalEntry, JournalLine
 from ledger.services import LineInput
 from mcpsite.mcp.errors import ToolError
+from mcpsite.tests.concurrency import run_together
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 THREADS = 16
-
-
-def run_together(target, n):
-    barrier = threading.Barrier(n)
-    results, errors = [], []
-
-    def worker(i):
-        try:
-            barrier.wait(timeout=10)
-            results.append(target(i))
-        except Exception as exc:  # collected and asserted by the test
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    return results, errors
 
 
 def test_sixteen_threads_posting_lose_nothing_and_stay_balanced(chart):

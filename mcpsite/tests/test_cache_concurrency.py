@@ -4,13 +4,11 @@ Control: Django's own DatabaseCache (read, then write) loses increments under th
 which is why django-ratelimit refuses it and why mcpsite ships AtomicDatabaseCache.
 """
 
-import threading
-
 import pytest
 from django.core.cache.backends.db import DatabaseCache
-from django.db import connection
 
 from mcpsite.cache import AtomicDatabaseCache
+from mcpsite.tests.concurrency import run_together
 
 THREADS, HITS = 8, 15
 
@@ -18,21 +16,13 @@ THREADS, HITS = 8, 15
 def hammer(cache_class) -> int:
     cache = cache_class("mcpsite_cache", {})
     cache.set("counter", 0, 300)
-    barrier = threading.Barrier(THREADS)
 
-    def worker():
-        try:
-            barrier.wait()
-            for _ in range(HITS):
-                cache.incr("counter")
-        finally:
-            connection.close()
+    def increment(_n):
+        for _ in range(HITS):
+            cache.incr("counter")
 
-    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _done, errors = run_together(increment, THREADS)
+    assert errors == []
     return cache.get("counter")
 
 

@@ -1,11 +1,10 @@
 """Concurrent sales never take stock below zero (PostgreSQL, threads released together)."""
 
-import threading
-
 import pytest
 from django.db import connection
 
 from mcpsite.mcp.errors import Conflict
+from mcpsite.tests.concurrency import run_together
 from merchant import services
 from merchant.models import InventoryMovement, Product
 
@@ -16,27 +15,14 @@ STOCK = 3
 
 
 def sell_concurrently(product_id: int) -> tuple[list[str], list[BaseException]]:
-    barrier = threading.Barrier(THREADS)
-    outcomes, errors = [], []
-
-    def sell():
+    def sell(_n):
         try:
-            barrier.wait()
             services.inventory_adjust(product_id=product_id, delta=-1, reason="sale")
-            outcomes.append("sold")
         except Conflict:
-            outcomes.append("refused")
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            errors.append(exc)
-        finally:
-            connection.close()
+            return "refused"
+        return "sold"
 
-    threads = [threading.Thread(target=sell) for _ in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return outcomes, errors
+    return run_together(sell, THREADS)
 
 
 def test_concurrent_sales_never_oversell():

@@ -1,13 +1,12 @@
 """Two db_workers and 200 reminders due at once: 200 deliveries, none twice (PostgreSQL)."""
 
 import datetime
-import threading
 import time
 
 import pytest
 from django.core import mail
-from django.db import connection
 
+from mcpsite.tests.concurrency import run_together
 from reminders import selectors, services
 from reminders.models import Reminder, ReminderDelivery
 
@@ -34,23 +33,7 @@ def due_reminders(owner, count=DUE):
 
 
 def two_workers():
-    barrier = threading.Barrier(2)
-    errors = []
-
-    def work(worker_id):
-        try:
-            barrier.wait()
-            run_worker(worker_id)
-        except Exception as exc:  # surfaced by the assertion below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=work, args=(f"w{i}",)) for i in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    _done, errors = run_together(lambda i: run_worker(f"w{i}"), 2)
     assert not errors
 
 

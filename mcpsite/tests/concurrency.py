@@ -1,0 +1,42 @@
+"""Threads released together, for the PostgreSQL concurrency tests of every app."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection
+
+
+def run_together(
+    target: Callable[[int], Any], n: int, *, timeout: float = 120
+) -> tuple[list[Any], list[BaseException]]:
+    """Call target(0) … target(n-1) in n threads released at once by a barrier.
+
+    Returns what the calls returned (in completion order) and what they raised; each thread closes
+    its own database connection.
+    """
+    barrier = threading.Barrier(n)
+    lock = threading.Lock()
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            barrier.wait(timeout=timeout)
+            value = target(i)
+            with lock:
+                results.append(value)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test, which asserts on it
+            with lock:
+                errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    return results, errors
