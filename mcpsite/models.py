@@ -51,13 +51,16 @@ class ApiKey(models.Model):
         return group in self.scopes
 
 
+class ToolCallOutcome(models.TextChoices):
+    OK = "ok", "ok"
+    ERROR = "error", "error"
+    DENIED = "denied", "denied"
+    RATE_LIMITED = "rate_limited", "rate limited"
+    INTERNAL = "internal", "internal error"
+
+
 class ToolCall(models.Model):
-    class Outcome(models.TextChoices):
-        OK = "ok", "ok"
-        ERROR = "error", "error"
-        DENIED = "denied", "denied"
-        RATE_LIMITED = "rate_limited", "rate limited"
-        INTERNAL = "internal", "internal error"
+    Outcome = ToolCallOutcome
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
@@ -72,7 +75,7 @@ class ToolCall(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(outcome__in=["ok", "error", "denied", "rate_limited", "internal"]),
+                condition=Q(outcome__in=ToolCallOutcome.values),
                 name="toolcall_outcome_valid",
             )
         ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -15,8 +13,6 @@ from . import dispatch, jsonrpc
 from .errors import InvalidParams, PayloadTooLarge, ToolError, Unauthorized, rest_status
 from .jsonutil import dumps
 from .registry import CallContext
-
-logger = logging.getLogger("mcpsite.mcp")
 
 
 def healthz(request):
