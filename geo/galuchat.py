@@ -47,7 +47,8 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._starts: deque[float] = deque()
 
-    def acquire(self, rate: float) -> None:
+    def acquire(self, rate: float) -> float:
+        """Block until a start is allowed; return the start time it was granted (on the limiter's clock)."""
         capacity, window = (int(rate), 1.0 + self.MARGIN_S) if rate >= 1 else (1, 1.0 / rate + self.MARGIN_S)
         while True:
             with self._lock:
@@ -56,7 +57,7 @@ class RateLimiter:
                     self._starts.popleft()
                 if len(self._starts) < capacity:
                     self._starts.append(now)
-                    return
+                    return now
                 # At least a millisecond, so float rounding can never make this loop spin.
                 wait = max(self._starts[0] + window - now, 0.001)
             self._sleep(wait)

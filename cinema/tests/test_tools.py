@@ -9,6 +9,7 @@ import pytest
 
 from cinema.tests.conftest import SEED_MORNING
 from mcpsite.mcp.errors import InvalidParams
+from mcpsite.tests.ratewindow import start_in_a_fresh_window
 
 pytestmark = pytest.mark.django_db
 
@@ -332,6 +333,7 @@ def test_reservation_ids_count_up_per_day(call_tool, seed_world):
 
 def test_wrong_passwords_are_throttled_per_reservation(rpc, seed_world, settings):
     settings.CINEMA_PASSWORD_RATE = "3/15m"
+    start_in_a_fresh_window("r20260220001", "3/15m")
     rpc("reserve_seats", {"schedule_id": "s001", "seats": ["A1"], "reservation_password": "right-password"})
     codes = [
         rpc("get_reservation_details", {"reservation_id": "r20260220001", "reservation_password": f"guess-{i}"})[

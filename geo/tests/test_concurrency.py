@@ -1,7 +1,5 @@
 """Concurrent calls share one process-wide GaluchatAPI rate limit (published: 10 requests/second)."""
 
-import time
-
 import pytest
 
 from geo import galuchat
@@ -33,13 +31,14 @@ def run_concurrently(api_key):
 
 @pytest.fixture
 def starts(monkeypatch):
-    """When each upstream request was let through by the limiter (the limiter's own guarantee)."""
+    """When the limiter let each upstream request start (the start times it granted: its own guarantee)."""
     times = []
     acquire = galuchat.rate_limiter.acquire
 
     def recording(rate):
-        acquire(rate)
-        times.append(time.monotonic())
+        granted = acquire(rate)
+        times.append(granted)
+        return granted
 
     monkeypatch.setattr(galuchat.rate_limiter, "acquire", recording)
     return times

@@ -38,6 +38,12 @@ class LiveSite:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
         return result.stdout
 
+    def create_api_key(self, name: str, *args: str) -> tuple[str, int]:
+        """A new key on this site: (raw key, pk)."""
+        raw = self.manage("create_api_key", "--name", name, *args, "--quiet").strip()
+        lookup = f"from mcpsite.models import ApiKey; print(ApiKey.objects.get(name={name!r}).pk)"
+        return raw, int(self.manage("shell", "-v", "0", "-c", lookup))
+
     def start_server(self) -> str:
         port = free_port()
         log = open(Path(self.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{port}.log", "w")  # noqa: SIM115

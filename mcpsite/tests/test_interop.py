@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from .live import PYTHON, ROOT, make_live_site
+from .ratewindow import start_in_a_fresh_window
 
 pytestmark = pytest.mark.slow
 
@@ -241,7 +242,8 @@ def test_rate_limit_is_shared_by_two_server_processes(site):
     """Two uvicorn processes share the database cache: 12 requests at 10/m, alternating between /rpc on
     one process and the WebSocket on the other, give exactly 10 answers and 2 refusals."""
     second = site.urls[1] if len(site.urls) > 1 else site.start_server()
-    key = site.manage("create_api_key", "--name", "limited", "--rate", "10/m", "--quiet").strip()
+    key, pk = site.create_api_key("limited", "--rate", "10/m")
+    start_in_a_fresh_window(pk, "10/m")
     echo = {"name": "test_echo", "arguments": {"text": "x"}}
 
     async def scenario():
@@ -266,7 +268,8 @@ def test_rate_limit_is_shared_by_two_server_processes(site):
 
 
 def test_websocket_rate_limit_answers_429_on_the_socket(site):
-    key = site.manage("create_api_key", "--name", "ws-limited", "--rate", "100/m", "--quiet").strip()
+    key, pk = site.create_api_key("ws-limited", "--rate", "100/m")
+    start_in_a_fresh_window(pk, "100/m", needed=25)
 
     async def scenario():
         async with websockets.connect(_ws_url(site), additional_headers={"Authorization": f"Bearer {key}"}) as ws:

@@ -18,6 +18,7 @@ from mcpsite.mcp.limits import over_limit
 from mcpsite.settings import _redis_cache
 
 from .live import free_port, make_live_site
+from .ratewindow import start_in_a_fresh_window
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +53,7 @@ def test_rate_limit_counts_exactly_in_redis(redis_url):
     with override_settings(CACHES={"default": _redis_cache(redis_url)}):
         assert type(caches["default"]).__name__ == "RedisCache"
         caches["default"].clear()
+        start_in_a_fresh_window("k", "10/m")
         hits = [over_limit(group="t", key="k", rate="10/m") for _ in range(12)]
     assert hits == [False] * 10 + [True, True]
 
@@ -61,7 +63,8 @@ def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
     try:
         site.env["REDIS_URL"] = redis_url
         first, second = site.start_server(), site.start_server()
-        key = site.manage("create_api_key", "--name", "redis-limited", "--rate", "6/m", "--quiet").strip()
+        key, pk = site.create_api_key("redis-limited", "--rate", "6/m")
+        start_in_a_fresh_window(pk, "6/m")
         codes = []
         for i in range(8):
             response = httpx2.post(
