@@ -1,6 +1,11 @@
-from django import forms
-from django.contrib import admin, messages
+import json
 
+from django import forms
+from django.contrib import admin
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
+
+from .client_config import http_client_config
 from .mcp.registry import GROUPS
 from .models import ApiKey, ToolCall
 
@@ -30,12 +35,25 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
-            raw_key = ApiKey.generate()
-            obj.set_key(raw_key)
-            super().save_model(request, obj, form, change)
-            messages.warning(request, f"New API key (shown once, copy it now): {raw_key}")
-            return
+            obj.raw_key = ApiKey.generate()  # transient: shown by response_add, never stored
+            obj.set_key(obj.raw_key)
         super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        """Show the new key on this response only: not through the messages framework (a cookie or the session
+        would hold it until displayed), and marked no-store so no cache or back button keeps it."""
+        mcp_url = request.build_absolute_uri("/mcp")  # served by the ASGI router, not a Django URL
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "API key created",
+            "api_key": obj,
+            "raw_key": obj.raw_key,
+            "http_config": json.dumps(http_client_config(mcp_url=mcp_url, raw_key=obj.raw_key), indent=2),
+        }
+        response = TemplateResponse(request, "admin/mcpsite/apikey/created.html", context)
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Deactivate selected keys")
     def deactivate(self, request, queryset):

@@ -1,6 +1,6 @@
 """Staff pages in a real browser: creating an API key shows it once; tool calls are listed."""
 
-import re
+import json
 
 import pytest
 
@@ -16,14 +16,21 @@ def test_admin_creates_a_key_shown_once_and_lists_tool_calls(admin_login, live_s
     page.select_option("#id_owner", label="staff")
     page.check("input[name=scopes][value=reminders]")
     page.click("input[name=_save]")
-    message = page.locator(".messagelist").inner_text()
-    raw = re.search(r"(mcp_\S+)", message).group(1)
+    raw = page.input_value("#new-api-key")
     key = api_key_authenticate(raw_key=raw)
     assert key.name == "voice client" and key.scopes == ["reminders"]
-    assert raw not in page.locator("#result_list").inner_text()  # the list shows only the prefix
+    config = json.loads(page.input_value("#client-config"))
+    assert config["mcpServers"]["mcpsite"] == {
+        "type": "http",
+        "url": f"{live_server.url}/mcp",
+        "headers": {"Authorization": f"Bearer {raw}"},
+    }
+    page.screenshot(path="/tmp/mcpsite-admin-key-created.png", full_page=True)
+    assert all(raw not in cookie["value"] for cookie in page.context.cookies())  # not parked in a cookie
 
-    page.reload()
-    assert raw not in page.content()  # shown once
+    page.click("text=Back to API keys")
+    assert key.prefix in page.locator("#result_list").inner_text()
+    assert raw not in page.content()  # shown once: the list and later pages have only the prefix
 
     ToolCall.objects.create(api_key=key, transport="ws", tool="calendar.create", outcome="ok", request_id="abc123")
     page.goto(f"{live_server.url}/admin/mcpsite/toolcall/?transport__exact=ws")

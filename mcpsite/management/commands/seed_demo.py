@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand
 
+from mcpsite.client_config import http_client_config, stdio_client_config
 from mcpsite.mcp.registry import GROUPS
 from mcpsite.models import ApiKey
 from mcpsite.services import api_key_create
@@ -54,24 +55,8 @@ class Command(BaseCommand):
         return path.read_text().strip()
 
     def _print_connection(self, host: str, raw_key: str, admin_password: str) -> None:
-        root = Path(settings.BASE_DIR)
-        http_config = {
-            "mcpServers": {
-                "mcpsite": {
-                    "type": "http",
-                    "url": f"http://{host}/mcp",
-                    "headers": {"Authorization": f"Bearer {raw_key}"},
-                }
-            }
-        }
-        stdio_config = {
-            "mcpServers": {
-                "mcpsite-ledger": {
-                    "command": str(root / ".venv" / "bin" / "python"),
-                    "args": [str(root / "manage.py"), "mcp_stdio", "--group", "ledger"],
-                }
-            }
-        }
+        http_config = http_client_config(mcp_url=f"http://{host}/mcp", raw_key=raw_key)
+        stdio_config = stdio_client_config(group="ledger")
         line = "=" * 78
         self.stdout.write(
             "\n".join(
