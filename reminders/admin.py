@@ -1,5 +1,6 @@
 """Staff views: contacts, events, messages with delivery status, reminders with their history."""
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.utils.html import format_html
@@ -17,13 +18,49 @@ def _badge(status: str, label: str | None = None):
     return format_html('<strong style="color:{}">{}</strong>', colour, label or status)
 
 
+class ProfileForm(forms.ModelForm):
+    """The webhook URL is write-only, like a password: its path, query or user info is often its secret, so a saved
+    URL is never sent back to the browser. Blank keeps it, a new URL replaces it, the checkbox removes it."""
+
+    remove_webhook = forms.BooleanField(required=False, label="Remove the webhook (deliver reminders by email)")
+
+    class Meta:
+        model = Profile
+        fields = ["owner", "webhook_url", "remove_webhook"]
+        widgets = {"webhook_url": forms.URLInput(attrs={"autocomplete": "off", "size": 60})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        saved = self.instance.webhook_url
+        if saved:
+            self.initial["webhook_url"] = ""
+            self.fields["webhook_url"].help_text = (
+                f"Set to {services.webhook_origin(saved)}/… (the rest is hidden). "
+                "Leave blank to keep it, or enter a new URL to replace it."
+            )
+        else:
+            del self.fields["remove_webhook"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("remove_webhook"):
+            cleaned["webhook_url"] = ""
+        elif not cleaned.get("webhook_url") and "webhook_url" not in self.errors:
+            cleaned["webhook_url"] = self.instance.webhook_url
+        return cleaned
+
+
 @admin.register(Profile)
 class ProfileAdmin(admin.ModelAdmin):
+    form = ProfileForm
     list_display = ["owner", "webhook", "feed_token_rotated_at"]
     search_fields = ["owner__username", "owner__email"]
     readonly_fields = ["feed_url", "feed_token_rotated_at"]
-    fields = ["owner", "webhook_url", "feed_url", "feed_token_rotated_at"]
     actions = ["rotate_feed_token"]
+
+    def get_fields(self, request, obj=None):
+        webhook = ["webhook_url", "remove_webhook"] if obj and obj.webhook_url else ["webhook_url"]
+        return ["owner", *webhook, "feed_url", "feed_token_rotated_at"]
 
     @admin.display(description="webhook", ordering="webhook_url")
     def webhook(self, obj):

@@ -9,6 +9,8 @@ from reminders.models import Message, Profile, Reminder, ReminderDelivery
 
 pytestmark = pytest.mark.django_db
 
+SECRET_HOOK = "https://bot:s3cr3t@hooks.example.com/T0/s3cr3t-token?k=s3cr3t"
+
 
 @pytest.fixture
 def failed_message(owner, contacts):
@@ -70,9 +72,39 @@ def test_webhook_must_be_http_or_https(admin_client, owner, url):
 
 
 def test_profile_list_shows_only_the_webhook_origin(admin_client, owner):
-    Profile.objects.create(owner=owner, webhook_url="https://bot:s3cr3t@hooks.example.com/T0/s3cr3t-token?k=s3cr3t")
+    Profile.objects.create(owner=owner, webhook_url=SECRET_HOOK)
     page = admin_client.get("/admin/reminders/profile/").content.decode()
     assert "https://hooks.example.com" in page and "s3cr3t" not in page
+
+
+def _save_profile(admin_client, profile, **data):
+    return admin_client.post(f"/admin/reminders/profile/{profile.pk}/change/", {"owner": profile.owner_id, **data})
+
+
+def test_profile_form_never_sends_the_saved_webhook_back(admin_client, owner):
+    profile = Profile.objects.create(owner=owner, webhook_url=SECRET_HOOK)
+    page = admin_client.get(f"/admin/reminders/profile/{profile.pk}/change/").content.decode()
+    assert "Set to https://hooks.example.com/…" in page and "s3cr3t" not in page
+
+
+def test_profile_form_blank_keeps_the_webhook_a_new_url_replaces_it_the_checkbox_removes_it(admin_client, owner):
+    profile = Profile.objects.create(owner=owner, webhook_url=SECRET_HOOK)
+    assert _save_profile(admin_client, profile, webhook_url="").status_code == 302
+    assert Profile.objects.get().webhook_url == SECRET_HOOK
+    assert _save_profile(admin_client, profile, webhook_url="https://new.example.com/h").status_code == 302
+    assert Profile.objects.get().webhook_url == "https://new.example.com/h"
+    assert _save_profile(admin_client, profile, webhook_url="", remove_webhook="on").status_code == 302
+    assert Profile.objects.get().webhook_url == ""
+    # Without a saved webhook there is nothing to remove.
+    page = admin_client.get(f"/admin/reminders/profile/{profile.pk}/change/").content.decode()
+    assert "remove_webhook" not in page
+
+
+def test_profile_form_refuses_a_bad_replacement_and_keeps_the_saved_webhook(admin_client, owner):
+    profile = Profile.objects.create(owner=owner, webhook_url=SECRET_HOOK)
+    response = _save_profile(admin_client, profile, webhook_url="ftp://x.example.com/")
+    assert response.status_code == 200 and response.context["adminform"].form.errors
+    assert Profile.objects.get().webhook_url == SECRET_HOOK
 
 
 def test_profile_form_accepts_a_private_http_webhook(admin_client, owner):
