@@ -9,7 +9,8 @@ from django.http import HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
-from . import dispatch, jsonrpc
+from ..models import ApiKey
+from . import dispatch, jsonrpc, limits
 from .errors import InvalidParams, PayloadTooLarge, ToolError, Unauthorized, rest_status
 from .jsonutil import dumps
 from .registry import CallContext
@@ -64,6 +65,12 @@ class _ToolEndpoint(APIView):
 
     def error_response(self, error: ToolError) -> HttpResponse:
         raise NotImplementedError
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Tell a client refused for its key's rate when to come back (the seed's error body stays as it is).
+        if response.status_code == 429 and isinstance(request.auth, ApiKey):
+            response["Retry-After"] = str(limits.api_key_retry_after(request.auth))
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 def _json(data, status: int = 200) -> HttpResponse:

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from .ratewindow import start_in_a_fresh_window
+
 pytestmark = pytest.mark.django_db
 
 
@@ -74,3 +76,19 @@ def test_scope_outside_the_key_is_403(client, make_api_key):
     listed = client.post("/mcp/tools/list", data="{}", content_type="application/json",
                          headers={"Authorization": f"Bearer {raw}"})  # fmt: skip
     assert all(t["name"] != "test_echo" for t in listed.json()["tools"])
+
+
+def test_rate_limited_call_is_429_with_retry_after(post, make_api_key):
+    key, raw = make_api_key(rate="1/h")
+    start_in_a_fresh_window(key.pk, "1/h")
+    call = {"name": "test_echo", "arguments": {"text": "a"}}
+    assert post("/mcp/tools/call", call, raw_key=raw).status_code == 200
+    refused = post("/mcp/tools/call", call, raw_key=raw)
+    assert refused.status_code == 429
+    assert refused.json() == {"error": {"code": 429, "message": "Rate limit exceeded"}}
+    assert 1 <= int(refused["Retry-After"]) <= 3600
+
+
+def test_other_errors_have_no_retry_after(post):
+    response = post("/mcp/tools/call", {"name": "missing_tool", "arguments": {}})
+    assert response.status_code == 404 and "Retry-After" not in response

@@ -109,6 +109,8 @@ def test_rate_limit_answers_429(client, make_api_key):
         codes.append(response.status_code)
     assert codes == [200, 200, 200, 429]
     assert response.json()["error"] == {"code": 429, "message": "Rate limit exceeded"}
+    # When to come back: the rest of the key's window (which had at least 15 s left when the burst began).
+    assert 10 <= int(response["Retry-After"]) <= 60
 
 
 def test_oversize_body_is_refused(rpc, settings):
