@@ -1,11 +1,9 @@
 """System checks for the cinema settings: a bad value stops `manage.py check` with a clear message."""
 
-import re
-
 from django.conf import settings
 from django.core import checks
 
-RATE_RE = re.compile(r"^\d+/\d*[smhd]$")
+from mcpsite.checks import RATE_RE
 
 
 @checks.register()

@@ -18,10 +18,9 @@ from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django_ratelimit.core import get_usage
 
 from mcpsite.mcp.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
-from mcpsite.mcp.limits import over_limit
+from mcpsite.mcp.limits import over_limit, usage
 
 from .models import ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
 
@@ -190,14 +189,8 @@ def reservation_create(
 
 
 def _attempts_exhausted(reservation_id: str) -> bool:
-    usage = get_usage(
-        None,
-        group=PASSWORD_THROTTLE_GROUP,
-        key=lambda _group, _request: reservation_id,
-        rate=settings.CINEMA_PASSWORD_RATE,
-        increment=False,
-    )
-    return bool(usage and usage["count"] >= usage["limit"])
+    counted = usage(group=PASSWORD_THROTTLE_GROUP, key=reservation_id, rate=settings.CINEMA_PASSWORD_RATE)
+    return bool(counted and counted["count"] >= counted["limit"])
 
 
 def reservation_authenticate(*, reservation_id: str, password: str) -> Reservation:

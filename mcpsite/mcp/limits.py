@@ -10,14 +10,16 @@ from .errors import RateLimited
 API_KEY_GROUP = "mcp.apikey"
 
 
-def _usage(*, group: str, key: str, rate: str, increment: bool) -> dict | None:
+def usage(*, group: str, key: str, rate: str, increment: bool = False) -> dict | None:
+    """django-ratelimit's count for `key` in `group` at `rate` (`count`, `limit`, `should_limit`, `time_left`),
+    counting one hit first when `increment`."""
     return get_usage(None, group=group, key=lambda _group, _request: key, rate=rate, increment=increment)
 
 
-def over_limit(*, group: str, key: str, rate: str, increment: bool = True) -> bool:
-    """Count one hit (when `increment`) for `key` in `group`; True when the rate is exceeded."""
-    usage = _usage(group=group, key=key, rate=rate, increment=increment)
-    return bool(usage and usage["should_limit"])
+def over_limit(*, group: str, key: str, rate: str) -> bool:
+    """Count one hit for `key` in `group`; True when the rate is exceeded."""
+    counted = usage(group=group, key=key, rate=rate, increment=True)
+    return bool(counted and counted["should_limit"])
 
 
 def _api_key_rate(api_key) -> dict:
@@ -32,7 +34,8 @@ def enforce_api_key_rate(api_key) -> None:
         raise RateLimited()
 
 
-def api_key_retry_after(api_key) -> int:
-    """Whole seconds until the key's current window ends: the `Retry-After` of an HTTP 429."""
-    usage = _usage(**_api_key_rate(api_key), increment=False)
-    return max(1, usage["time_left"]) if usage else 1
+def api_key_retry_after(api_key) -> int | None:
+    """Whole seconds until the key's window ends when the key is over its rate (the `Retry-After` of the 429 it
+    got); None when it is not, so a 429 from another limit is not given the key's window."""
+    counted = usage(**_api_key_rate(api_key))
+    return max(1, counted["time_left"]) if counted and counted["should_limit"] else None

@@ -9,7 +9,6 @@ from django.http import HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
-from ..models import ApiKey
 from . import dispatch, jsonrpc, limits
 from .errors import InvalidParams, PayloadTooLarge, ToolError, Unauthorized, rest_status
 from .jsonutil import dumps
@@ -68,8 +67,10 @@ class _ToolEndpoint(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Tell a client refused for its key's rate when to come back (the seed's error body stays as it is).
-        if response.status_code == 429 and isinstance(request.auth, ApiKey):
-            response["Retry-After"] = str(limits.api_key_retry_after(request.auth))
+        if response.status_code == 429 and request.auth is not None:
+            retry_after = limits.api_key_retry_after(request.auth)
+            if retry_after is not None:
+                response["Retry-After"] = str(retry_after)
         return super().finalize_response(request, response, *args, **kwargs)
 
 

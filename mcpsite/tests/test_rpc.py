@@ -113,6 +113,17 @@ def test_rate_limit_answers_429(client, make_api_key):
     assert 10 <= int(response["Retry-After"]) <= 60
 
 
+def test_a_tools_own_throttle_is_429_without_the_keys_retry_after(rpc):
+    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_throttled", "params": {}})
+    assert response.status_code == 429
+    assert response.json()["error"] == {
+        "code": 429,
+        "message": "Rate limit exceeded",
+        "data": "Too many attempts on this resource",
+    }
+    assert "Retry-After" not in response  # the key is within its rate: its window says nothing here
+
+
 def test_oversize_body_is_refused(rpc, settings):
     settings.MCP_MAX_BODY_BYTES = 2048
     response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "x" * 5000}})

@@ -1,6 +1,6 @@
 """Throwaway tools that exercise the transports (test-only; never registered by the product)."""
 
-from mcpsite.mcp.errors import Conflict, ToolError
+from mcpsite.mcp.errors import Conflict, RateLimited, ToolError
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 
 ECHO_SCHEMA = {
@@ -25,6 +25,11 @@ def _boom(args, ctx):
     raise RuntimeError("secret internals")
 
 
+def _throttled(args, ctx):
+    # A limit of the tool's own (like cinema's wrong-password throttle), not the API key's rate.
+    raise RateLimited(data="Too many attempts on this resource")
+
+
 def _inband(args, ctx):
     raise ToolError("bad thing")
 
@@ -33,6 +38,7 @@ SPECS = [
     ToolSpec("test_echo", "cinema", "Echo text", ECHO_SCHEMA, _echo),
     ToolSpec("test_conflict", "cinema", "Always conflicts", {"type": "object"}, _conflict),
     ToolSpec("test_boom", "cinema", "Always crashes", {"type": "object"}, _boom),
+    ToolSpec("test_throttled", "cinema", "Always throttled", {"type": "object"}, _throttled),
     ToolSpec(
         "test_inband",
         "reminders",
