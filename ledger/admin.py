@@ -164,12 +164,16 @@ class JournalEntryAdmin(admin.ModelAdmin):
     actions = ["reverse_entries"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("created_by", "reversal_of", "reversal")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("created_by", "reversal_of", "reversal")
+            .annotate(debit_total=Sum("lines__debit"))  # the list's amounts in its one query
+        )
 
     @admin.display(description="金額")
     def amount(self, obj):
-        total = obj.lines.aggregate(total=Sum("debit"))["total"] or Decimal(0)
-        return services.yen(total)
+        return services.yen(obj.debit_total or Decimal(0))
 
     @admin.display(description="取消済", boolean=True)
     def is_reversed(self, obj):

@@ -1,6 +1,8 @@
 """Admin for accountants: entries validated on save, read-only once posted, reversal action, reports."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from ledger.models import Account, JournalEntry
@@ -111,3 +113,18 @@ def test_account_with_history_keeps_code_and_type(admin_client, post):
     )
     cash.refresh_from_db()
     assert cash.is_active is False
+
+
+def test_entry_list_shows_amounts_in_a_constant_number_of_queries(admin_client, post):
+    def list_page():
+        with CaptureQueriesContext(connection) as queries:
+            page = admin_client.get("/admin/ledger/journalentry/").content.decode()
+        return page, len(queries)
+
+    post("2024-01-15", ("500", 1200), ("100", -1200))
+    _page, few = list_page()
+    for day in range(1, 21):
+        post(f"2024-02-{day:02d}", ("500", 1000 + day), ("100", -(1000 + day)))
+    page, many = list_page()
+    assert many == few
+    assert "1,020" in page and "1,200" in page  # each entry's debit total
