@@ -12,6 +12,7 @@ import datetime
 import logging
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -47,7 +48,7 @@ def seat_ids_clean(seats: list[str]) -> list[str]:
             shown = raw if len(raw) <= 20 else raw[:20] + "…"
             raise InvalidParams(f"Invalid seat id {shown!r}: expected a row letter and a column number such as A1")
         cleaned.append(label)
-    duplicates = sorted({label for label in cleaned if cleaned.count(label) > 1})
+    duplicates = sorted(label for label, n in Counter(cleaned).items() if n > 1)
     if duplicates:
         raise InvalidParams(f"Duplicate seat ids: {', '.join(duplicates)}")
     limit = settings.CINEMA_MAX_SEATS_PER_RESERVATION
@@ -120,7 +121,8 @@ def _check_bookable(schedule: Schedule, now: datetime.datetime) -> None:
         )
 
 
-def _next_reservation_id(day: datetime.date) -> str:
+def reservation_id_next(day: datetime.date) -> str:
+    """The next reservation number of `day` (r20260220001, …); call it inside the transaction that uses it."""
     ReservationDayCounter.objects.bulk_create([ReservationDayCounter(day=day)], ignore_conflicts=True)
     # Locks the day's counter: two bookings never receive the same reservation number.
     counter = ReservationDayCounter.objects.select_for_update().get(day=day)
@@ -165,7 +167,7 @@ def reservation_create(
             if taken:
                 raise _conflict(taken)
             reservation = Reservation.objects.create(
-                public_id=_next_reservation_id(timezone.localdate(now)),
+                public_id=reservation_id_next(timezone.localdate(now)),
                 schedule=schedule,
                 customer_name=name,
                 password_hash=password_hash,

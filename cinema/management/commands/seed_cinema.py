@@ -16,7 +16,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from cinema import services
-from cinema.models import Movie, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+from cinema.models import Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
 
 DEMO_PASSWORD = "mypassword123"  # the seed's sample password; documented in cinema/README.md
 
@@ -114,7 +114,7 @@ class Command(BaseCommand):
             seats = list(Seat.objects.filter(theater=schedule.theater, label__in=SEED_BOOKED[public_id]))
             with transaction.atomic():
                 reservation = Reservation.objects.create(
-                    public_id=_next_ids(SEED_DAY, 1)[0],
+                    public_id=services.reservation_id_next(SEED_DAY),
                     schedule=schedule,
                     customer_name="田中太郎",
                     password_hash=password_hash,
@@ -171,9 +171,13 @@ class Command(BaseCommand):
         password_hash = make_password(DEMO_PASSWORD)
         slots_per_theater = 24 * 6  # one show every 10 minutes
         genres = ["SF", "ドラマ", "アクション", "アニメ", "恋愛", "ホラー"]
+        theaters: dict[int, tuple[Theater, list[Seat]]] = {}  # each theater and its seats, read once
         for n in tqdm(range(existing, total), desc="cinema benchmark films", unit="film"):
             theater_index, slot = divmod(n, slots_per_theater)
-            theater = self._bench_theater(theater_index)
+            if theater_index not in theaters:
+                theater = self._bench_theater(theater_index)
+                theaters[theater_index] = (theater, list(theater.seats.order_by("row", "column")))
+            theater, theater_seats = theaters[theater_index]
             with transaction.atomic():
                 movie = Movie.objects.create(
                     title=f"ベンチ映画{n + 1:04d}",
@@ -189,9 +193,9 @@ class Command(BaseCommand):
                     start_time=datetime.time(slot // 6, slot % 6 * 10),
                     end_time=datetime.time(23, 59),
                 )
-                seats = list(theater.seats.order_by("row", "column")[n % 7 :: 10][: 5 + n % 50])
+                seats = theater_seats[n % 7 :: 10][: 5 + n % 50]
                 reservation = Reservation.objects.create(
-                    public_id=_next_ids(timezone.localdate(), 1)[0],
+                    public_id=services.reservation_id_next(timezone.localdate()),
                     schedule=schedule,
                     password_hash=password_hash,
                     reserved_at=timezone.now(),
@@ -206,15 +210,3 @@ class Command(BaseCommand):
         if created:
             services.theater_set_layout(theater=theater, rows=20, columns=25)
         return theater
-
-
-def _next_ids(day: datetime.date, count: int) -> list[str]:
-    """Reserve `count` reservation numbers of `day` from its counter (same format as the service)."""
-    with transaction.atomic():
-        ReservationDayCounter.objects.bulk_create([ReservationDayCounter(day=day)], ignore_conflicts=True)
-        # Locks the day's counter: seeding beside a live site never reuses a number.
-        counter = ReservationDayCounter.objects.select_for_update().get(day=day)
-        first = counter.last + 1
-        counter.last += count
-        counter.save(update_fields=["last"])
-    return [f"r{day:%Y%m%d}{n:03d}" for n in range(first, first + count)]
