@@ -11,6 +11,7 @@ shipping + tax. Money is Decimal throughout and becomes a JSON number only at th
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import uuid
@@ -188,6 +189,7 @@ def cart_hash(contents: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(contents)).hexdigest()
 
 
+@functools.lru_cache(maxsize=4)  # parsing a PEM costs ~40 ms (RSA): once per key, not per cart
 def signing_key(secret: str):
     """(algorithm, key): a PEM private key signs with ES256/ES384/RS256/EdDSA, anything else is an HS256 secret."""
     if "-----BEGIN" not in secret:

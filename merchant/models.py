@@ -9,6 +9,12 @@ from django.db.models import Q
 from .search_keys import normalize
 
 
+class ProductQuerySet(models.QuerySet):
+    def in_stock(self):
+        """What agents may find and buy: active, with stock."""
+        return self.filter(active=True, inventory_count__gt=0)
+
+
 class Product(models.Model):
     """A product as the seed shows it: price in cents of a yen (198000 = ¥1,980), stock never negative."""
 
@@ -33,6 +39,8 @@ class Product(models.Model):
     search_key = models.TextField(blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProductQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -40,7 +40,7 @@ class SearchBackend(Protocol):
 _fts_seen: set[str] = set()
 
 
-def _sqlite_has_fts(alias: str) -> bool:
+def sqlite_has_fts(alias: str) -> bool:
     """Whether migration 0001 created the FTS5 table (SQLite >= 3.34); only a yes is remembered."""
     if alias not in _fts_seen:
         with connection.cursor() as cursor:
@@ -133,7 +133,7 @@ class DatabaseSearch:
 
         Without `scored` every row counts `matched` terms: ordered by id, so the scan stops at the cap.
         """
-        rows = Product.objects.filter(active=True, inventory_count__gt=0).filter(condition)
+        rows = Product.objects.in_stock().filter(condition)
         if scored is None:
             rows = rows.annotate(matched=Value(matched)).order_by("id")
         else:
@@ -143,7 +143,7 @@ class DatabaseSearch:
 
     def _indexed_match(self, long_terms: list[str], *, every: bool = False) -> Q:
         """Rows whose key holds any (or `every`) of the terms, through the trigram index."""
-        if connection.vendor == "sqlite" and _sqlite_has_fts(connection.alias):
+        if connection.vendor == "sqlite" and sqlite_has_fts(connection.alias):
             fts = RawSQL(
                 "SELECT rowid FROM merchant_product_fts WHERE merchant_product_fts MATCH %s",
                 [(" AND " if every else " OR ").join(_fts_phrase(t) for t in long_terms)],

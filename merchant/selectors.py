@@ -27,18 +27,14 @@ class SearchResult:
     fallback: list[str] = field(default_factory=list)
 
 
-def products_in_stock():
-    return Product.objects.filter(active=True, inventory_count__gt=0)
-
-
 def product_list_in_stock(*, limit: int) -> list[Product]:
     """The seed's "all products" listing: active, in stock, oldest first."""
-    return list(products_in_stock().order_by("id")[:limit])
+    return list(Product.objects.in_stock().order_by("id")[:limit])
 
 
 def products_by_ids_in_order(*, ids: list[int]) -> list[Product]:
     """Active in-stock products among `ids`, in the order of `ids`: one query (no per-id loop)."""
-    found = products_in_stock().in_bulk(ids)
+    found = Product.objects.in_stock().in_bulk(ids)
     return [found[pk] for pk in dict.fromkeys(ids) if pk in found]
 
 

@@ -8,6 +8,7 @@ from django.db.models import F
 from mcpsite.mcp.errors import Conflict, InvalidParams, NotFound
 
 from .models import InventoryMovement, Product
+from .search import sqlite_has_fts
 from .signals import sync_after_commit
 
 
@@ -91,9 +92,7 @@ def search_keys_rebuild(*, batch_size: int = 1000, progress=None) -> int:
         count += len(batch)
         if progress:
             progress(len(batch))
-    if connection.vendor == "sqlite":
+    if connection.vendor == "sqlite" and sqlite_has_fts(connection.alias):
         with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'merchant_product_fts'")
-            if cursor.fetchone():
-                cursor.execute("INSERT INTO merchant_product_fts(merchant_product_fts) VALUES ('rebuild')")
+            cursor.execute("INSERT INTO merchant_product_fts(merchant_product_fts) VALUES ('rebuild')")
     return count
