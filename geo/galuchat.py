@@ -114,7 +114,7 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
     rate_limiter.acquire(config.requests_per_second)
     try:
         response = session().post(
-            config.base_url + path,
+            config.endpoint_url(granularity),
             params={"mapset": config.mapsets[granularity]},
             json=body,
             timeout=config.timeout_s,

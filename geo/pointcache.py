@@ -1,38 +1,24 @@
 """The cache of resolved integer points, so repeated points skip GaluchatAPI.
 
-Keyed by granularity, mapset, unit and the integer point. It uses the `geo` cache alias when the
-settings declare one (e.g. Redis, or a LocMemCache sized for it); otherwise a process-local
-LocMemCache. It never falls back to the `default` alias: that is a DatabaseCache with the default
-MAX_ENTRIES of 300, and 10,000 points would make it cull the rate-limit counters stored beside them.
+Keyed by granularity, mapset, unit and the integer point, in the `geo` cache alias that settings always declare:
+a process-local LocMemCache sized for it, or Redis when REDIS_URL is set. Never the `default` alias: a database
+cache row per point (10,000 a call) would crowd the rate-limit counters stored beside them.
 """
 
 from __future__ import annotations
 
-import threading
 from decimal import Decimal
 
-from django.conf import settings
 from django.core.cache import BaseCache, caches
-from django.core.cache.backends.locmem import LocMemCache
 
 from .merge import Resolved
 
 ALIAS = "geo"
-LOCAL_MAX_ENTRIES = 200_000
 BATCH = 500  # keys per get_many/set_many (bounded IN lists on database caches)
-
-_local: LocMemCache | None = None
-_local_lock = threading.Lock()
 
 
 def point_cache() -> BaseCache:
-    global _local
-    if ALIAS in settings.CACHES:
-        return caches[ALIAS]
-    with _local_lock:
-        if _local is None:
-            _local = LocMemCache("geo-points", {"OPTIONS": {"MAX_ENTRIES": LOCAL_MAX_ENTRIES, "CULL_FREQUENCY": 10}})
-        return _local
+    return caches[ALIAS]
 
 
 def cache_key(granularity: str, mapset: str, unit: Decimal, point: tuple[int, int]) -> str:

@@ -42,15 +42,15 @@ def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[Input
     for index, point in enumerate(parsed):
         first_index.setdefault(point.key, index)
     mapset = config.mapsets[granularity]
-
-    def key_of(point):
-        return pointcache.cache_key(granularity, mapset, config.unit, point)
+    cache_keys = (
+        {p: pointcache.cache_key(granularity, mapset, config.unit, p) for p in first_index} if config.cache_ttl else {}
+    )
 
     resolved: dict[tuple[int, int], Resolved] = {}
     if config.cache_ttl:
-        cached = pointcache.get_many([key_of(p) for p in first_index])
-        for point in first_index:
-            hit = cached.get(key_of(point))
+        cached = pointcache.get_many(list(cache_keys.values()))
+        for point, key in cache_keys.items():
+            hit = cached.get(key)
             if hit is not None:
                 resolved[point] = hit
     missing = [point for point in first_index if point not in resolved]
@@ -92,5 +92,5 @@ def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[Input
             fresh.update(zip(chunk, answer, strict=True))
         resolved.update(fresh)
         if config.cache_ttl:
-            pointcache.set_many({key_of(p): value for p, value in fresh.items()}, config.cache_ttl)
+            pointcache.set_many({cache_keys[p]: value for p, value in fresh.items()}, config.cache_ttl)
     return resolved
