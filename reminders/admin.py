@@ -13,9 +13,9 @@ from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
 STATUS_COLOURS = {"queued": "#777", "sending": "#b58900", "sent": "#2e7d32", "failed": "#c62828"}
 
 
-def _badge(status: str, label: str | None = None):
+def _badge(status: str):
     colour = STATUS_COLOURS.get(status, "#777")
-    return format_html('<strong style="color:{}">{}</strong>', colour, label or status)
+    return format_html('<strong style="color:{}">{}</strong>', colour, status)
 
 
 class ProfileForm(forms.ModelForm):

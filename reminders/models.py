@@ -17,8 +17,6 @@ from django.db.models import Q
 from django.db.models.functions import Length, Trim
 from django.db.models.lookups import GreaterThanOrEqual
 
-PLATFORMS = ("email", "sms")
-
 
 def public_id(prefix: str) -> str:
     # 60 random bits: unguessable enough for ids that are always scoped by owner anyway.
@@ -57,6 +55,9 @@ def zone_for(name: str) -> datetime.tzinfo:
 class Platform(models.TextChoices):
     EMAIL = "email", "email"
     SMS = "sms", "SMS"
+
+
+PLATFORMS = tuple(Platform.values)
 
 
 class Profile(models.Model):

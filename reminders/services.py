@@ -26,7 +26,7 @@ from django.utils import timezone
 from mcpsite.mcp.errors import Conflict, InvalidParams
 
 from . import schedule, selectors, sms
-from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery
+from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery, new_feed_token
 
 logger = logging.getLogger("reminders")
 
@@ -40,13 +40,9 @@ REMINDER_MAX_ATTEMPTS = 3
 WEBHOOK_TIMEOUT_S = (3.05, 10)
 
 
-def _lease() -> datetime.timedelta:
-    # Longer than any single send may take (the webhook timeout is 13 s, SMTP's is similar).
-    return datetime.timedelta(seconds=getattr(settings, "REMINDERS_LEASE_S", 300))
-
-
-def _late_after() -> datetime.timedelta:
-    return datetime.timedelta(seconds=getattr(settings, "REMINDERS_LATE_AFTER_S", 120))
+# A claim's lease: longer than any single send may take (the webhook timeout is 13 s, SMTP's is similar).
+LEASE = datetime.timedelta(minutes=5)
+LATE_AFTER = datetime.timedelta(minutes=2)  # a reminder delivered later than this after its time is marked late
 
 
 def _text(value: str | None, *, field: str, limit: int, required: bool = False) -> str:
@@ -156,7 +152,7 @@ def message_deliver(*, message_id: int, now: datetime.datetime | None = None) ->
         if not claimable:
             return None
         message.status = Message.Status.SENDING
-        message.claimed_until = now + _lease()
+        message.claimed_until = now + LEASE
         message.attempts += 1
         message.save(update_fields=["status", "claimed_until", "attempts"])
     try:
@@ -192,7 +188,7 @@ def messages_requeue_stalled(*, now: datetime.datetime | None = None, limit: int
     now = now or timezone.now()
     with transaction.atomic(durable=True):
         # lock: the stalled rows, so two sweepers do not enqueue each one twice
-        ids = list(selectors.stalled_messages_for_update(now=now, queued_before=now - _lease(), limit=limit))
+        ids = list(selectors.stalled_messages_for_update(now=now, queued_before=now - LEASE, limit=limit))
         for message_id in ids:
             transaction.on_commit(lambda message_id=message_id: _enqueue_message(message_id))
     return len(ids)
@@ -208,8 +204,6 @@ def profile_get(*, owner) -> Profile:
 
 def profile_rotate_feed_token(*, profile: Profile) -> Profile:
     """Give the owner's calendar feed a new secret URL; the old one stops working at once."""
-    from .models import new_feed_token
-
     with transaction.atomic(durable=True):
         profile.feed_token = new_feed_token()
         profile.feed_token_rotated_at = timezone.now()
@@ -233,8 +227,7 @@ def reminder_create(
         raise InvalidParams(f"time {time.isoformat()} is in the past (now is {current}); it must be in the future")
     body = _text(note, field="note", limit=NOTE_MAX, required=True)
     rule_text = schedule.parse_repeat(repeat, first=time) if repeat is not None else ""
-    profile = Profile.objects.filter(owner=owner).first()
-    if not owner.email and not (profile and profile.webhook_url):
+    if not owner.email and not Profile.objects.filter(owner=owner).exclude(webhook_url="").exists():
         raise InvalidParams("Your account has no email address or webhook URL to deliver reminders to")
     with transaction.atomic(durable=True):
         reminder = Reminder.objects.create(
@@ -284,7 +277,7 @@ def _reminders_claim(*, worker: str, now: datetime.datetime, batch: int) -> list
         due = list(selectors.due_reminders_for_update(now=now, limit=batch))
         if not due:
             return []
-        Reminder.objects.filter(pk__in=[r.pk for r in due]).update(claimed_until=now + _lease(), claimed_by=token)
+        Reminder.objects.filter(pk__in=[r.pk for r in due]).update(claimed_until=now + LEASE, claimed_by=token)
     return [Claim(r.pk, r.next_fire_at, token) for r in due]
 
 
@@ -413,7 +406,7 @@ def reminders_deliver_due(
             reminder = reminders[claim.reminder_id]
             webhook_url = webhooks.get(reminder.owner_id, "")
             channel = ReminderDelivery.Channel.WEBHOOK if webhook_url else ReminderDelivery.Channel.EMAIL
-            late = now - claim.occurrence > _late_after()
+            late = now - claim.occurrence > LATE_AFTER
             error = ""
             try:
                 _send_reminder(reminder, claim.occurrence, late, webhook_url)
