@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
 
 from mcpsite.mcp import dispatch
 from mcpsite.mcp.registry import GROUPS, CallContext
@@ -33,11 +32,6 @@ def _clear_cache():
 
 
 @pytest.fixture
-def is_postgres() -> bool:
-    return connection.vendor == "postgresql"
-
-
-@pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="agent-owner", email="owner@example.com", password="x" * 12)
 
@@ -61,7 +55,7 @@ def api_key(make_api_key):
 @pytest.fixture
 def tool_context(api_key):
     key, _raw = api_key
-    return CallContext(transport="test", request_id=dispatch.new_request_id(), api_key=key, owner=key.owner)
+    return dispatch.call_context(transport="test", api_key=key)
 
 
 @pytest.fixture

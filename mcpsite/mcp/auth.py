@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from mcpsite.models import ApiKey, key_digest
 
+from .dispatch import in_worker_thread
 from .errors import Unauthorized
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -36,6 +38,21 @@ def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
     return api_key
+
+
+async def api_key_from_scope(scope) -> ApiKey | None:
+    """The ApiKey of an ASGI connection's `Authorization: Bearer` header (an HTTP request or a WebSocket handshake).
+
+    None without a header when MCP_REQUIRE_API_KEY is off; Unauthorized for a missing or invalid key otherwise.
+    """
+    headers = dict(scope.get("headers") or [])
+    raw_key = bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
+    if raw_key is None and not settings.MCP_REQUIRE_API_KEY:
+        return None
+    return await _authenticate_in_worker(raw_key=raw_key)
+
+
+_authenticate_in_worker = in_worker_thread(api_key_authenticate)
 
 
 class ApiKeyAuthentication(BaseAuthentication):

@@ -8,7 +8,6 @@ SDK answers 404 to a session id presented with another credential).
 from __future__ import annotations
 
 import contextlib
-import json
 
 from django.conf import settings
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -17,8 +16,9 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from . import dispatch
-from .auth import api_key_authenticate, bearer_token
+from .auth import api_key_from_scope
 from .errors import ServiceUnavailable, ToolError, Unauthorized
+from .jsonutil import dumps
 from .registry import GROUPS, CallContext
 from .server import build_server
 
@@ -51,23 +51,11 @@ def _security_settings() -> TransportSecuritySettings:
 
 def _context_from_request(ctx) -> tuple[CallContext, list[str] | None]:
     scope = ctx.request.scope
-    api_key = scope.get(SCOPE_KEY)
-    return (
-        CallContext(
-            transport="http",
-            request_id=dispatch.new_request_id(),
-            api_key=api_key,
-            owner=api_key.owner if api_key else None,
-        ),
-        scope.get(SCOPE_GROUPS),
-    )
-
-
-_authenticate = dispatch.in_worker_thread(lambda raw_key: api_key_authenticate(raw_key=raw_key))
+    return dispatch.call_context(transport="http", api_key=scope.get(SCOPE_KEY)), scope.get(SCOPE_GROUPS)
 
 
 async def _send_json(send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
-    payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    payload = dumps(body).encode()
     await send(
         {
             "type": "http.response.start",
@@ -109,15 +97,11 @@ class McpHttpApp:
             await self._refuse(send, error)
             return
         groups = mcp_groups_for_path(scope["path"])
-        headers = dict(scope.get("headers") or [])
-        raw_key = bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
-        api_key = None
-        if raw_key is not None or settings.MCP_REQUIRE_API_KEY:
-            try:
-                api_key = await _authenticate(raw_key)
-            except ToolError as exc:
-                await self._refuse(send, exc)
-                return
+        try:
+            api_key = await api_key_from_scope(scope)
+        except ToolError as exc:
+            await self._refuse(send, exc)
+            return
         scope = dict(scope)
         scope[SCOPE_KEY], scope[SCOPE_GROUPS] = api_key, groups
         if api_key is not None:

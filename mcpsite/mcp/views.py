@@ -42,12 +42,7 @@ class _ToolEndpoint(APIView):
         api_key = request.auth
         if api_key is None and settings.MCP_REQUIRE_API_KEY:
             raise Unauthorized()
-        return CallContext(
-            transport=self.transport,
-            request_id=dispatch.new_request_id(),
-            api_key=api_key,
-            owner=api_key.owner if api_key else None,
-        )
+        return dispatch.call_context(transport=self.transport, api_key=api_key)
 
     def body(self, request) -> bytes:
         length = request.META.get("CONTENT_LENGTH") or "0"
@@ -80,8 +75,6 @@ def _json(data, status: int = 200) -> HttpResponse:
 
 class JsonRpcView(_ToolEndpoint):
     """`POST /rpc`: JSON-RPC 2.0 with a tool name as the method (the cinema seed's samples)."""
-
-    transport = "rpc"
 
     def post(self, request):
         ctx = self.context(request)

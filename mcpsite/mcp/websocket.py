@@ -11,10 +11,10 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from . import dispatch, jsonrpc
-from .auth import api_key_authenticate, bearer_token
+from .auth import api_key_from_scope
 from .errors import InvalidRequest, ToolError, Unauthorized
 from .jsonutil import dumps
-from .registry import GROUPS, CallContext
+from .registry import GROUPS
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_UNKNOWN_GROUP = 4404
@@ -31,13 +31,10 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNKNOWN_GROUP)
             return
         self.tool_groups = [group] if group else None
-        headers = dict(self.scope.get("headers") or [])
-        raw_key = bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
-        if raw_key is not None or settings.MCP_REQUIRE_API_KEY:
-            try:
-                self.api_key = await dispatch.in_worker_thread(api_key_authenticate)(raw_key=raw_key)
-            except Unauthorized as exc:
-                self.auth_error = exc  # answered on the first request, with its id, as the seed shows
+        try:
+            self.api_key = await api_key_from_scope(self.scope)
+        except Unauthorized as exc:
+            self.auth_error = exc  # answered on the first request, with its id, as the seed shows
         await self.accept()
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
@@ -56,12 +53,7 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
         if self.auth_error is not None:
             await self._refuse(payload)
             return
-        ctx = CallContext(
-            transport="ws",
-            request_id=dispatch.new_request_id(),
-            api_key=self.api_key,
-            owner=self.api_key.owner if self.api_key else None,
-        )
+        ctx = dispatch.call_context(transport="ws", api_key=self.api_key)
         answer = await dispatch.in_worker_thread(jsonrpc.handle_payload)(
             payload, ctx, self.tool_groups, allow_tool_methods=False
         )
