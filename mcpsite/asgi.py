@@ -1,9 +1,8 @@
 import os
 
+import django
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
-
-from django.core.asgi import get_asgi_application  # noqa: E402
-
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)  # before the router imports models; the router builds Django's ASGI handler
 
 from mcpsite.routing import application  # noqa: E402,F401

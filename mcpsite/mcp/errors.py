@@ -24,11 +24,9 @@ class ToolError(Exception):
     # inside a 200 JSON-RPC response; transport errors (auth, scope, rate, size) set their own.
     http_status: int = 200
 
-    def __init__(self, message: str | None = None, data: Any = None, *, code: int | None = None):
+    def __init__(self, message: str | None = None, data: Any = None):
         self.message = message or type(self).message
         self.data = data
-        if code is not None:
-            self.code = code
         super().__init__(self.message)
 
     def as_jsonrpc(self) -> dict[str, Any]:

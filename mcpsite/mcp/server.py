@@ -52,7 +52,7 @@ def tool_error_result(error: ToolError) -> types.CallToolResult:
     return types.CallToolResult(content=_text(payload), structured_content=payload, is_error=True)
 
 
-def build_server(context_for: ContextFactory, *, name: str | None = None) -> Server:
+def build_server(context_for: ContextFactory) -> Server:
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         call_ctx, groups = context_for(ctx)
         try:
@@ -88,7 +88,7 @@ def build_server(context_for: ContextFactory, *, name: str | None = None) -> Ser
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         return Server(
-            name or settings.MCP_SERVER_NAME,
+            settings.MCP_SERVER_NAME,
             version="1.0.0",
             instructions=INSTRUCTIONS,
             on_list_tools=on_list_tools,
