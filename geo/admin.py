@@ -8,9 +8,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+
+from mcpsite.admin_pages import model_page
 
 from .errors import InvalidInput
 from .forms import ResolvePointsForm
@@ -89,13 +90,7 @@ class PointLookupAdmin(admin.ModelAdmin):
                 else:
                     messages.success(request, f"Resolved {lookup.point_count} points.")
                 return HttpResponseRedirect(reverse("admin:geo_pointlookup_change", args=[lookup.pk]))
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": "Resolve points",
-            "form": form,
-        }
-        return TemplateResponse(request, "admin/geo/pointlookup/resolve.html", context)
+        return model_page(self, request, "admin/geo/pointlookup/resolve.html", title="Resolve points", form=form)
 
     def csv_view(self, request, pk):
         lookup = get_object_or_404(PointLookup, pk=pk)

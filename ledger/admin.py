@@ -9,10 +9,10 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Sum
 from django.forms.models import BaseInlineFormSet
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
+from mcpsite.admin_pages import model_page
 from mcpsite.mcp.errors import ToolError
 
 from . import selectors, services
@@ -70,11 +70,7 @@ class AccountAdmin(admin.ModelAdmin):
         ] + super().get_urls()
 
     def _report(self, request, template, title, **context):
-        return TemplateResponse(
-            request,
-            f"admin/ledger/{template}.html",
-            {**self.admin_site.each_context(request), "title": title, "opts": self.model._meta, **context},
-        )
+        return model_page(self, request, f"admin/ledger/{template}.html", title=title, **context)
 
     def _dates(self, request):
         form = ReportDateForm(request.GET or None)

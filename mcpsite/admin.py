@@ -2,9 +2,9 @@ import json
 
 from django import forms
 from django.contrib import admin
-from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
 
+from .admin_pages import model_page
 from .client_config import http_client_config
 from .mcp.registry import GROUPS
 from .models import ApiKey, ToolCall
@@ -43,15 +43,15 @@ class ApiKeyAdmin(admin.ModelAdmin):
         """Show the new key on this response only: not through the messages framework (a cookie or the session
         would hold it until displayed), and marked no-store so no cache or back button keeps it."""
         mcp_url = request.build_absolute_uri("/mcp")  # served by the ASGI router, not a Django URL
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "API key created",
-            "api_key": obj,
-            "raw_key": obj.raw_key,
-            "http_config": json.dumps(http_client_config(mcp_url=mcp_url, raw_key=obj.raw_key), indent=2),
-        }
-        response = TemplateResponse(request, "admin/mcpsite/apikey/created.html", context)
+        response = model_page(
+            self,
+            request,
+            "admin/mcpsite/apikey/created.html",
+            title="API key created",
+            api_key=obj,
+            raw_key=obj.raw_key,
+            http_config=json.dumps(http_client_config(mcp_url=mcp_url, raw_key=obj.raw_key), indent=2),
+        )
         add_never_cache_headers(response)
         return response
 

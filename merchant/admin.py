@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404, redirect
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from mcpsite.admin_pages import model_page
 from mcpsite.mcp.errors import ToolError
 
 from . import services
@@ -127,15 +127,15 @@ class ProductAdmin(admin.ModelAdmin):
                 product.refresh_from_db()
                 self.message_user(request, f"{product.sku}: stock is now {product.inventory_count}.", messages.SUCCESS)
                 return redirect("admin:merchant_product_change", pk)
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "original": product,
-            "title": f"Adjust stock: {product.name}",
-            "form": form,
-            "movements": product.movements.select_related("created_by")[:10],
-        }
-        return TemplateResponse(request, "admin/merchant/product/adjust_stock.html", context)
+        return model_page(
+            self,
+            request,
+            "admin/merchant/product/adjust_stock.html",
+            title=f"Adjust stock: {product.name}",
+            original=product,
+            form=form,
+            movements=product.movements.select_related("created_by")[:10],
+        )
 
     @admin.action(description="Record a sale of one unit")
     def record_one_sale(self, request, queryset):
