@@ -70,18 +70,14 @@ class TheaterForm(forms.ModelForm):
         data = super().clean()
         if self.errors:
             return data
-        # Ticks of seats that a shrink removes are dropped, not refused.
-        wanted = {f"{chr(65 + r)}{c}" for r in range(data["rows"]) for c in range(1, data["columns"] + 1)}
-        data["blocked_seats"] = set(data.get("blocked_seats") or []) & wanted
         try:
-            services.theater_layout_check(
-                theater=self.instance if self.instance.pk else None,
-                rows=data["rows"],
-                columns=data["columns"],
-                blocked=data["blocked_seats"],
+            wanted = services.theater_layout_check(
+                theater=self.instance if self.instance.pk else None, rows=data["rows"], columns=data["columns"]
             )
         except ToolError as exc:
             raise forms.ValidationError(exc.message) from None
+        # Ticks of seats that a shrink removes are dropped, not refused.
+        data["blocked_seats"] = set(data.get("blocked_seats") or []) & wanted.keys()
         return data
 
 

@@ -18,10 +18,6 @@ ROW_LETTERS = string.ascii_uppercase  # rows A…Z
 MAX_COLUMNS = 99
 
 
-def seat_label(row: str, column: int) -> str:
-    return f"{row}{column}"
-
-
 class PublicIdModel(models.Model):
     """A seed-style public id (`m001`) derived from the primary key when none is given."""
 

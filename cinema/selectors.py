@@ -15,7 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from .models import Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
+from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
 from .search import match_score, normalize
 
 # Recommendation rule (README): a film is recommended when it is rated 4.5 or more, or when it is
@@ -249,7 +249,7 @@ def seat_suggestions(*, seat_map: SeatMap, theater: Theater, count: int, limit: 
     return [block for _r, _c, block in best_per_row[:limit]]
 
 
-ROW_INDEX = {letter: index for index, letter in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")}
+ROW_INDEX = {letter: index for index, letter in enumerate(ROW_LETTERS)}
 
 
 # --- reservations -----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from django.utils import timezone
 from mcpsite.mcp.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
 from mcpsite.mcp.limits import over_limit, usage
 
-from .models import ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
 
 logger = logging.getLogger(__name__)
 
@@ -289,8 +289,8 @@ def theater_layout_check(
     """The wanted seats {label: (row, column)}; InvalidParams when the layout cannot be applied."""
     if not 1 <= rows <= len(ROW_LETTERS):
         raise InvalidParams(f"rows must be between 1 and {len(ROW_LETTERS)}")
-    if not 1 <= columns <= 99:
-        raise InvalidParams("columns must be between 1 and 99")
+    if not 1 <= columns <= MAX_COLUMNS:
+        raise InvalidParams(f"columns must be between 1 and {MAX_COLUMNS}")
     wanted = {f"{ROW_LETTERS[r]}{c}": (ROW_LETTERS[r], c) for r in range(rows) for c in range(1, columns + 1)}
     unknown = sorted(set(blocked) - set(wanted))
     if unknown:

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 
 from cinema import services
-from cinema.models import Reservation, Seat
+from cinema.models import Reservation, Seat, Theater
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +77,16 @@ def test_new_theater_gets_its_seats(admin_client, db):
     response = admin_client.post("/admin/cinema/theater/add/", {"name": "シアター9", "rows": "3", "columns": "4"})
     assert response.status_code == 302
     assert Seat.objects.filter(theater__name="シアター9").count() == 12
+
+
+@pytest.mark.parametrize(
+    ("rows", "columns", "message"),
+    [("30000", "4", "rows must be between 1 and 26"), ("3", "30000", "columns must be between 1 and 99")],
+)
+def test_layout_builder_refuses_an_oversized_layout_before_building_it(admin_client, db, rows, columns, message):
+    response = admin_client.post("/admin/cinema/theater/add/", {"name": "巨大", "rows": rows, "columns": columns})
+    assert response.status_code == 200 and message in response.content.decode()
+    assert not Theater.objects.filter(name="巨大").exists()
 
 
 def test_reservation_search_and_filters(admin_client, booked):
