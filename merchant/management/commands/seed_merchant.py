@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from tqdm import tqdm
 
-from merchant.catalog import seed_products, synthetic_products
+from merchant.catalog import SEED_PRODUCTS, seed_products, synthetic_products
 from merchant.models import Product
 
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
                 fields.pop(auto)
             _obj, was_created = Product.objects.get_or_create(sku=product.sku, defaults=fields)
             created += was_created
-        self.stdout.write(f"Seed products: {created} created, {len(list(seed_products())) - created} already there")
+        self.stdout.write(f"Seed products: {created} created, {len(SEED_PRODUCTS) - created} already there")
         if scale > 0:
             before = Product.objects.filter(sku__startswith="GEN-").count()
             generated = synthetic_products(scale)
