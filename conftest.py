@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.cache import cache
 
@@ -50,6 +52,20 @@ def make_api_key(user):
 @pytest.fixture
 def api_key(make_api_key):
     return make_api_key()
+
+
+@pytest.fixture
+def http_post(client, api_key):
+    """http_post(path, body, raw_key=<the api_key fixture's>) -> the response to a JSON POST through the Django
+    test client, with `Authorization: Bearer <raw_key>` (none when raw_key is empty). str/bytes bodies go as sent."""
+    _key, default_raw = api_key
+
+    def send(path: str, body, raw_key: str | None = default_raw):
+        data = body if isinstance(body, str | bytes) else json.dumps(body)
+        headers = {"Authorization": f"Bearer {raw_key}"} if raw_key else {}
+        return client.post(path, data=data, content_type="application/json", headers=headers)
+
+    return send
 
 
 @pytest.fixture

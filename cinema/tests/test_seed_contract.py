@@ -427,16 +427,9 @@ def validate_output(name: str, result: dict) -> None:
 
 
 @pytest.fixture
-def rpc(client, api_key):
-    _key, raw = api_key
-
+def rpc(http_post):
     def post(message: dict) -> dict:
-        response = client.post(
-            "/rpc",
-            data=json.dumps(message, ensure_ascii=False),
-            content_type="application/json",
-            headers={"Authorization": f"Bearer {raw}"},
-        )
+        response = http_post("/rpc", message)
         assert response.status_code == 200
         return response.json()
 

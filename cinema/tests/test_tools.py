@@ -15,19 +15,13 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def rpc(client, api_key):
-    _key, raw = api_key
+def rpc(http_post):
+    """rpc(method, params) -> the JSON-RPC answer of POST /rpc."""
 
-    def post(method, params, id_=1):
-        response = client.post(
-            "/rpc",
-            data=json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}),
-            content_type="application/json",
-            headers={"Authorization": f"Bearer {raw}"},
-        )
-        return response.json()
+    def call(method, params, id_=1):
+        return http_post("/rpc", {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}).json()
 
-    return post
+    return call
 
 
 def _reserve(call_tool, schedule_id="s001", seats=("A1", "A3"), password="mypassword123", **extra):

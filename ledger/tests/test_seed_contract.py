@@ -188,15 +188,9 @@ def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):
         assert tool.output_schema == registry.get(tool.name).output_schema
 
 
-def test_rpc_tools_list_exposes_the_seed_schemas(client, api_key):
+def test_rpc_tools_list_exposes_the_seed_schemas(http_post):
     """The seed's smoke test: `{"jsonrpc":"2.0","method":"tools/list","id":1}`."""
-    _key, raw = api_key
-    response = client.post(
-        "/rpc",
-        data=json.dumps({"jsonrpc": "2.0", "method": "tools/list", "id": 1}),
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {raw}"},
-    )
+    response = http_post("/rpc", {"jsonrpc": "2.0", "method": "tools/list", "id": 1})
     listed = {t["name"]: t for t in response.json()["result"]["tools"] if t["name"] in SEED}
     assert list(listed) == list(SEED)
     for name, tool in listed.items():

@@ -1,7 +1,5 @@
 """The merchant seed's REST endpoints: `POST /mcp/tools/list` and `POST /mcp/tools/call`."""
 
-import json
-
 import pytest
 
 from .ratewindow import start_in_a_fresh_window
@@ -9,26 +7,14 @@ from .ratewindow import start_in_a_fresh_window
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def post(client, api_key):
-    _key, raw = api_key
-
-    def send(path, body, raw_key=raw):
-        data = body if isinstance(body, str) else json.dumps(body)
-        headers = {"Authorization": f"Bearer {raw_key}"} if raw_key else {}
-        return client.post(path, data=data, content_type="application/json", headers=headers)
-
-    return send
-
-
-def test_tools_list_with_an_empty_object(post):
-    response = post("/mcp/tools/list", {})
+def test_tools_list_with_an_empty_object(http_post):
+    response = http_post("/mcp/tools/list", {})
     names = [t["name"] for t in response.json()["tools"]]
     assert response.status_code == 200 and "test_echo" in names
 
 
-def test_tools_call_returns_the_tool_result_as_the_body(post):
-    response = post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "むぎぼー"}})
+def test_tools_call_returns_the_tool_result_as_the_body(http_post):
+    response = http_post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "むぎぼー"}})
     assert response.status_code == 200
     assert response.json() == {"echo": "むぎぼー", "transport": "rest"}
 
@@ -45,50 +31,44 @@ def test_tools_call_returns_the_tool_result_as_the_body(post):
         ({"name": "test_conflict"}, 409, 409),
     ],
 )
-def test_errors_have_a_status_and_a_jsonrpc_error_object(post, body, status, code):
-    response = post("/mcp/tools/call", body)
+def test_errors_have_a_status_and_a_jsonrpc_error_object(http_post, body, status, code):
+    response = http_post("/mcp/tools/call", body)
     assert response.status_code == status
     assert response.json()["error"]["code"] == code
 
 
-def test_without_key_is_401(post):
-    response = post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "a"}}, raw_key=None)
+def test_without_key_is_401(http_post):
+    response = http_post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "a"}}, raw_key=None)
     assert response.status_code == 401
     assert response.json() == {"error": {"code": 401, "message": "Invalid API key"}}
 
 
-def test_inactive_key_is_401(post, api_key):
+def test_inactive_key_is_401(http_post, api_key):
     key, raw = api_key
     key.is_active = False
     key.save()
-    assert post("/mcp/tools/list", {}, raw_key=raw).status_code == 401
+    assert http_post("/mcp/tools/list", {}, raw_key=raw).status_code == 401
 
 
-def test_scope_outside_the_key_is_403(client, make_api_key):
+def test_scope_outside_the_key_is_403(http_post, make_api_key):
     _key, raw = make_api_key(scopes=["geo"])
-    response = client.post(
-        "/mcp/tools/call",
-        data=json.dumps({"name": "test_echo", "arguments": {"text": "a"}}),
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {raw}"},
-    )
+    response = http_post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "a"}}, raw_key=raw)
     assert response.status_code == 403
-    listed = client.post("/mcp/tools/list", data="{}", content_type="application/json",
-                         headers={"Authorization": f"Bearer {raw}"})  # fmt: skip
+    listed = http_post("/mcp/tools/list", "{}", raw_key=raw)
     assert all(t["name"] != "test_echo" for t in listed.json()["tools"])
 
 
-def test_rate_limited_call_is_429_with_retry_after(post, make_api_key):
+def test_rate_limited_call_is_429_with_retry_after(http_post, make_api_key):
     key, raw = make_api_key(rate="1/h")
     start_in_a_fresh_window(key.pk, "1/h")
     call = {"name": "test_echo", "arguments": {"text": "a"}}
-    assert post("/mcp/tools/call", call, raw_key=raw).status_code == 200
-    refused = post("/mcp/tools/call", call, raw_key=raw)
+    assert http_post("/mcp/tools/call", call, raw_key=raw).status_code == 200
+    refused = http_post("/mcp/tools/call", call, raw_key=raw)
     assert refused.status_code == 429
     assert refused.json() == {"error": {"code": 429, "message": "Rate limit exceeded"}}
     assert 1 <= int(refused["Retry-After"]) <= 3600
 
 
-def test_other_errors_have_no_retry_after(post):
-    response = post("/mcp/tools/call", {"name": "missing_tool", "arguments": {}})
+def test_other_errors_have_no_retry_after(http_post):
+    response = http_post("/mcp/tools/call", {"name": "missing_tool", "arguments": {}})
     assert response.status_code == 404 and "Retry-After" not in response

@@ -1,6 +1,6 @@
 """Seed JSON-RPC over `POST /rpc`: results, errors, batches, auth, bad input."""
 
-import json
+import functools
 
 import pytest
 
@@ -10,15 +10,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def rpc(client, api_key):
-    _key, raw = api_key
-
-    def post(body, raw_key=raw, content_type="application/json"):
-        data = body if isinstance(body, str | bytes) else json.dumps(body)
-        headers = {"Authorization": f"Bearer {raw_key}"} if raw_key else {}
-        return client.post("/rpc", data=data, content_type=content_type, headers=headers)
-
-    return post
+def rpc(http_post):
+    """rpc(body, raw_key=...) -> the response of POST /rpc."""
+    return functools.partial(http_post, "/rpc")
 
 
 def test_tool_name_as_method_returns_the_tool_result(rpc):
@@ -84,28 +78,18 @@ def test_missing_or_wrong_key_is_401(rpc):
         assert response.json()["error"] == {"code": 401, "message": "Invalid API key"}
 
 
-def test_tool_outside_scope_is_403(client, make_api_key):
+def test_tool_outside_scope_is_403(rpc, make_api_key):
     _key, raw = make_api_key(scopes=["ledger"])
-    response = client.post(
-        "/rpc",
-        data={"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}},
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {raw}"},
-    )
+    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
     assert response.json()["error"]["code"] == 403
 
 
-def test_rate_limit_answers_429(client, make_api_key):
+def test_rate_limit_answers_429(rpc, make_api_key):
     key, raw = make_api_key(rate="3/m")
     start_in_a_fresh_window(key.pk, "3/m")
     codes = []
     for _ in range(4):
-        response = client.post(
-            "/rpc",
-            data={"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}},
-            content_type="application/json",
-            headers={"Authorization": f"Bearer {raw}"},
-        )
+        response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
         codes.append(response.status_code)
     assert codes == [200, 200, 200, 429]
     assert response.json()["error"] == {"code": 429, "message": "Rate limit exceeded"}

@@ -184,12 +184,9 @@ def test_output_schema_accepts_the_seed_example(name):
     Draft202012Validator(registry.get(name).output_schema).validate(example)
 
 
-def test_seed_rest_tools_list_exposes_the_schemas(client, api_key):
+def test_seed_rest_tools_list_exposes_the_schemas(http_post):
     """The seed's `curl -X POST …/mcp/tools/list -d '{}'`."""
-    _key, raw = api_key
-    response = client.post(
-        "/mcp/tools/list", data="{}", content_type="application/json", headers={"Authorization": f"Bearer {raw}"}
-    )
+    response = http_post("/mcp/tools/list", "{}")
     listed = {t["name"]: t for t in response.json()["tools"] if t["name"] in SEED}
     assert list(listed) == list(SEED)
     for name, tool in listed.items():
@@ -269,19 +266,13 @@ def test_build_cart_mandates_without_an_address(catalogue, call_tool):
     assert result["cart_mandate"]["contents"]["shipping_address"] is None
 
 
-def test_seed_rest_tools_call(catalogue, client, api_key):
+def test_seed_rest_tools_call(catalogue, http_post):
     """The seed's `curl -X POST …/mcp/tools/call` samples: the tool's result is the body."""
-    _key, raw = api_key
     for name, arguments in [
         ("search_products", {"keywords": ["むぎぼー"], "limit": 5}),
         ("check_inventory", {"product_ids": [1, 2, 3]}),
     ]:
-        response = client.post(
-            "/mcp/tools/call",
-            data=json.dumps({"name": name, "arguments": arguments}),
-            content_type="application/json",
-            headers={"Authorization": f"Bearer {raw}"},
-        )
+        response = http_post("/mcp/tools/call", {"name": name, "arguments": arguments})
         assert response.status_code == 200
         _check(name, response.json())
 

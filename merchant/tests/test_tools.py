@@ -1,7 +1,5 @@
 """The merchant tools through the real dispatcher and the seed's transports (/mcp/tools/call, /rpc)."""
 
-import json
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -102,13 +100,9 @@ def test_check_inventory_rejects_non_integer_ids(call_tool):
         call_tool("check_inventory", {"product_ids": ["1"]})
 
 
-def test_seed_curl_sample_over_rest(catalogue, client, api_key):
-    _key, raw = api_key
-    response = client.post(
-        "/mcp/tools/call",
-        data=json.dumps({"name": "search_products", "arguments": {"keywords": ["むぎぼー"], "limit": 5}}),
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {raw}"},
+def test_seed_curl_sample_over_rest(catalogue, http_post):
+    response = http_post(
+        "/mcp/tools/call", {"name": "search_products", "arguments": {"keywords": ["むぎぼー"], "limit": 5}}
     )
     assert response.status_code == 200
     body = response.json()
@@ -116,11 +110,8 @@ def test_seed_curl_sample_over_rest(catalogue, client, api_key):
     assert "むぎぼー" in response.content.decode()  # UTF-8, not \\u escapes
 
 
-def test_tools_are_listed_with_the_seed_schemas(client, api_key):
-    _key, raw = api_key
-    response = client.post(
-        "/mcp/tools/list", data="{}", content_type="application/json", headers={"Authorization": f"Bearer {raw}"}
-    )
+def test_tools_are_listed_with_the_seed_schemas(http_post):
+    response = http_post("/mcp/tools/list", "{}")
     tools = {t["name"]: t for t in response.json()["tools"]}
     assert tools["search_products"]["inputSchema"]["required"] == ["keywords"]
     assert tools["search_products"]["inputSchema"]["properties"]["limit"]["default"] == 20
@@ -128,21 +119,16 @@ def test_tools_are_listed_with_the_seed_schemas(client, api_key):
     assert tools["build_cart_mandates"]["inputSchema"]["required"] == ["cart_plan", "products"]
 
 
-def test_conflict_over_rpc_has_the_code_and_data(catalogue, client, api_key):
-    _key, raw = api_key
+def test_conflict_over_rpc_has_the_code_and_data(catalogue, http_post):
     hoodie = catalogue["MUGIBO-HOODIE"]
-    response = client.post(
+    response = http_post(
         "/rpc",
-        data=json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "build_cart_mandates",
-                "params": {"cart_plan": {"items": [{"product_id": hoodie.pk, "quantity": 99}]}, "products": []},
-            }
-        ),
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {raw}"},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "build_cart_mandates",
+            "params": {"cart_plan": {"items": [{"product_id": hoodie.pk, "quantity": 99}]}, "products": []},
+        },
     )
     error = response.json()["error"]
     assert error["code"] == 409

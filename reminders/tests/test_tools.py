@@ -246,18 +246,15 @@ def test_no_owner_is_an_error_not_a_crash():
         assert result["status"] == "error" and "owner is required" in result["error"]
 
 
-def test_rpc_transport_returns_the_seed_shape(client, api_key):
-    _key, raw = api_key
-    response = client.post(
+def test_rpc_transport_returns_the_seed_shape(http_post):
+    response = http_post(
         "/rpc",
-        data={
+        {
             "jsonrpc": "2.0",
             "id": "req_123",
             "method": "calendar.create",
             "params": {"title": "朝ラン", "start": "2025-09-19T07:00:00+09:00", "duration_min": 30},
         },
-        content_type="application/json",
-        headers={"Authorization": f"Bearer {raw}"},
     )
     body = response.json()
     assert body["id"] == "req_123" and body["result"]["status"] == "ok" and body["result"]["id"].startswith("evt_")
