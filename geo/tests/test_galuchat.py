@@ -8,6 +8,7 @@ import pytest
 from geo import galuchat
 from geo.conf import galuchat_config
 from geo.errors import ApiError
+from mcpsite.tests.live import free_port
 
 
 @pytest.fixture
@@ -39,12 +40,6 @@ def silent_server():
     server.close()
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_read_timeout_is_api_error_and_not_retried(settings, silent_server):
     url, accepted = silent_server
     settings.GALUCHAT_BASE_URL, settings.GALUCHAT_TIMEOUT_MS = url, 200
@@ -54,7 +49,7 @@ def test_read_timeout_is_api_error_and_not_retried(settings, silent_server):
 
 
 def test_refused_connection_is_api_error(settings):
-    settings.GALUCHAT_BASE_URL = f"http://127.0.0.1:{closed_port()}"
+    settings.GALUCHAT_BASE_URL = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with pytest.raises(ApiError, match="Could not connect") as info:
         galuchat.lookup(galuchat_config(), "estat", [[139000, 35000]], location="points[4]")
     assert info.value.location == "points[4]"

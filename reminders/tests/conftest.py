@@ -6,6 +6,7 @@ import datetime
 import zoneinfo
 
 import pytest
+from django_tasks_db.management.commands.db_worker import Worker
 
 from reminders.models import Contact
 from reminders.sms import LocmemSmsBackend
@@ -43,6 +44,26 @@ def sms_outbox(settings):
 def immediate_tasks(settings):
     """Run enqueued tasks at once (the worker path itself is covered by the db_worker tests)."""
     settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+
+
+@pytest.fixture
+def database_tasks(settings):
+    """Enqueued tasks go to django-tasks-db's table, for `run_worker` (the real db_worker) to run."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+
+def run_worker(worker_id="w1"):
+    """One pass of the real db_worker over every task that is due."""
+    Worker(
+        queue_names=["default"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id=worker_id,
+        excluded_queue_names=[],
+    ).run()
 
 
 def future(days=1, hour=7, minute=0) -> datetime.datetime:

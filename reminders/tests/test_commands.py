@@ -18,8 +18,7 @@ def test_seed_reminders_twice_creates_nothing_new():
     assert Reminder.objects.filter(rrule="FREQ=WEEKLY;BYDAY=MO,TH").exists()
 
 
-def test_scheduler_once(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+def test_scheduler_once(database_tasks):
     call_command("reminders_scheduler", "--once")
     call_command("reminders_scheduler", "--once")
     assert DBTaskResult.objects.filter(task_path="reminders.tasks.deliver_due_reminders").count() == 1

@@ -10,16 +10,11 @@ from mcpsite.tests.concurrency import run_together
 from reminders import selectors, services
 from reminders.models import Reminder, ReminderDelivery
 
-from .test_worker import run_worker
+from .conftest import run_worker
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("database_tasks")]
 
 DUE = 200
-
-
-@pytest.fixture(autouse=True)
-def database_tasks(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
 def due_reminders(owner, count=DUE):

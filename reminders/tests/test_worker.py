@@ -5,31 +5,14 @@ import datetime
 import pytest
 from django.core import mail
 from django.db import connection
-from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 from reminders import services
 from reminders.models import Message, Reminder
 
-pytestmark = pytest.mark.django_db(transaction=True)
+from .conftest import run_worker
 
-
-def run_worker(worker_id="w1"):
-    Worker(
-        queue_names=["default"],
-        interval=0,
-        batch=True,
-        backend_name="default",
-        startup_delay=False,
-        max_tasks=None,
-        worker_id=worker_id,
-        excluded_queue_names=[],
-    ).run()
-
-
-@pytest.fixture(autouse=True)
-def database_tasks(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("database_tasks")]
 
 
 def test_message_sent_by_the_db_worker(owner, contacts):
