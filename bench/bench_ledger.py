@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
-import shutil
 import statistics
 import sys
 import time
@@ -30,8 +28,7 @@ def main() -> None:
     options = parser.parse_args()
 
     started = time.perf_counter()
-    boot("ledger")  # its own var dir and a migrated SQLite database, removed at the end
-    var = os.environ["MCPSITE_VAR_DIR"]
+    boot("ledger")  # its own var dir and a migrated SQLite database, removed at exit
     from django.core.management import call_command
     from django.db import connection
 
@@ -79,8 +76,6 @@ def main() -> None:
         median = statistics.median(values)
         print(f"{name:<28}{median:>10.3f}{median / base:>8.2f}")
     print(f"\nTotal {time.perf_counter() - started:.1f} s")
-    connection.close()
-    shutil.rmtree(var, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import boot, percentile, timings  # noqa: E402
 
 QUERIES = [
     ["むぎぼー"],
@@ -33,19 +32,9 @@ QUERIES = [
 ]
 
 
-def percentile(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
 def measure(fn, rounds: int) -> list[float]:
-    fn()  # warm caches
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return times
+    """Milliseconds of `rounds` calls, after one warm-up call."""
+    return [seconds * 1000 for seconds in timings(fn, repeat=rounds)]
 
 
 def main() -> None:
@@ -54,22 +43,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
 
-    var_dir = tempfile.mkdtemp(prefix="bench-merchant-")
-    os.environ["MCPSITE_VAR_DIR"] = var_dir
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.pop("MEILISEARCH_URL", None)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
-    import django
-
-    django.setup()
+    os.environ.pop("MEILISEARCH_URL", None)  # the embedded database search is what is measured
+    var_dir = boot("merchant")
     from django.core.management import call_command
 
     from merchant.models import Product
     from merchant.search import DatabaseSearch
     from merchant.selectors import product_search
 
-    print(f"SQLite in {var_dir}; migrating and seeding {args.scale:,} products …", flush=True)
-    call_command("migrate", verbosity=0)
+    print(f"SQLite in {var_dir}; seeding {args.scale:,} products …", flush=True)
     started = time.perf_counter()
     call_command("seed_merchant", "--scale", str(args.scale), verbosity=1)
     print(f"seeded in {time.perf_counter() - started:.1f} s", flush=True)
@@ -115,13 +97,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    finally:
-        import shutil
-
-        from django.db import connections
-
-        connections.close_all()
-        if os.environ.get("MCPSITE_VAR_DIR", "").startswith(tempfile.gettempdir()):
-            shutil.rmtree(os.environ["MCPSITE_VAR_DIR"], ignore_errors=True)
+    main()

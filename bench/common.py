@@ -6,7 +6,9 @@ these machines are noisy: absolute times mean little, ratios are what count.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -15,22 +17,32 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def boot(name: str, *, migrate: bool = True) -> None:
-    """Set up Django on a fresh SQLite database in a temporary MCPSITE_VAR_DIR (never the user's data)."""
+def boot(name: str) -> str:
+    """Set up Django on a fresh, migrated SQLite database in a temporary MCPSITE_VAR_DIR (never the user's data),
+    removed when the process exits; returns that directory."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    os.environ["MCPSITE_VAR_DIR"] = tempfile.mkdtemp(prefix=f"bench-{name}-")
+    var_dir = tempfile.mkdtemp(prefix=f"bench-{name}-")
+    atexit.register(_remove, var_dir)
+    os.environ["MCPSITE_VAR_DIR"] = var_dir
     os.environ.pop("DATABASE_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
     django.setup()
-    if migrate:
-        from django.core.management import call_command
+    from django.core.management import call_command
 
-        print(f"[{name}] migrating a fresh SQLite database in {os.environ['MCPSITE_VAR_DIR']}", flush=True)
-        call_command("migrate", verbosity=0)
-        call_command("createcachetable", verbosity=0)
+    print(f"[{name}] migrating a fresh SQLite database in {var_dir}", flush=True)
+    call_command("migrate", verbosity=0)
+    call_command("createcachetable", verbosity=0)
+    return var_dir
+
+
+def _remove(var_dir: str) -> None:
+    from django.db import connections
+
+    connections.close_all()
+    shutil.rmtree(var_dir, ignore_errors=True)
 
 
 def timings(fn: Callable[[], object], *, repeat: int, warmup: int = 1) -> list[float]:
@@ -45,9 +57,13 @@ def timings(fn: Callable[[], object], *, repeat: int, warmup: int = 1) -> list[f
     return samples
 
 
-def p95(samples: list[float]) -> float:
+def percentile(samples: list[float], p: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def p95(samples: list[float]) -> float:
+    return percentile(samples, 95)
 
 
 def report(label: str, ours: list[float], baseline: list[float], baseline_label: str) -> float:
