@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -76,8 +80,10 @@ class LiveSite:
                 proc.kill()
 
 
-def make_live_site(tmp_dir: Path) -> tuple[LiveSite, callable]:
-    """A migrated database of its own: a SQLite file, or a fresh PostgreSQL database in the PG pass."""
+@contextlib.contextmanager
+def live_site(tmp_dir: Path) -> Iterator[LiveSite]:
+    """A site with a migrated database of its own (a SQLite file, or a fresh PostgreSQL database in the PG pass);
+    on exit its servers are stopped and its database dropped."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_ALLOW"))}
     env.update(MCPSITE_VAR_DIR=str(tmp_dir), PYTHONPATH=str(ROOT), LOG_LEVEL="WARNING")
     cleanup = lambda: None  # noqa: E731
@@ -97,10 +103,23 @@ def make_live_site(tmp_dir: Path) -> tuple[LiveSite, callable]:
     else:
         env.pop("DATABASE_URL", None)
     site = LiveSite(env=env)
-    site.manage("migrate", "--noinput", "-v", "0")
-    site.manage("createcachetable")
-    site.manage("collectstatic", "--noinput", "-v", "0")
-    site.key = site.manage(
-        "create_api_key", "--name", "interop", "--scopes", "all", "--owner", "interop", "--quiet"
-    ).strip()
-    return site, cleanup
+    try:
+        site.manage("migrate", "--noinput", "-v", "0")
+        site.manage("createcachetable")
+        site.manage("collectstatic", "--noinput", "-v", "0")
+        site.key = site.manage(
+            "create_api_key", "--name", "interop", "--scopes", "all", "--owner", "interop", "--quiet"
+        ).strip()
+        yield site
+    finally:
+        site.stop()
+        cleanup()
+
+
+async def mcp_session(url: str, key: str, fn):
+    """Run `fn(session)` in an initialized official-client session over Streamable HTTP at `url` with `key`."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await fn(session)

@@ -13,10 +13,9 @@ import httpx2
 import pytest
 import websockets
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from .live import PYTHON, ROOT, make_live_site
+from .live import PYTHON, ROOT, live_site, mcp_session
 from .ratewindow import start_in_a_fresh_window
 
 pytestmark = pytest.mark.slow
@@ -24,23 +23,13 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    live, cleanup = make_live_site(tmp_path_factory.mktemp("live"))
-    live.start_server()
-    yield live
-    live.stop()
-    cleanup()
+    with live_site(tmp_path_factory.mktemp("live")) as live:
+        live.start_server()
+        yield live
 
 
 def run(coro_fn):
     return anyio.run(coro_fn)
-
-
-async def _session(url, key, fn):
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await fn(session)
 
 
 def test_official_client_lists_and_calls_tools_over_http(site):
@@ -54,7 +43,7 @@ def test_official_client_lists_and_calls_tools_over_http(site):
         await session.send_ping()
         return tools, echo, conflict, invalid, unknown.value
 
-    tools, echo, conflict, invalid, unknown = run(lambda: _session(f"{site.urls[0]}/mcp", site.key, scenario))
+    tools, echo, conflict, invalid, unknown = run(lambda: mcp_session(f"{site.urls[0]}/mcp", site.key, scenario))
     assert tools["test_echo"].input_schema["required"] == ["text"]
     assert tools["test_echo"].input_schema["properties"]["text"]["description"] == "テキスト"
     assert echo.structured_content == {"echo": "映画映画", "transport": "http"}
@@ -69,7 +58,7 @@ def test_group_endpoint_lists_only_that_group(site):
     async def scenario(session):
         return [t.name for t in (await session.list_tools()).tools]
 
-    names = run(lambda: _session(f"{site.urls[0]}/mcp/reminders", site.key, scenario))
+    names = run(lambda: mcp_session(f"{site.urls[0]}/mcp/reminders", site.key, scenario))
     assert "test_inband" in names and "test_echo" not in names
 
 
@@ -315,7 +304,7 @@ def test_http_tool_arguments_of_the_wrong_type_are_a_tool_error(site):
         boom = await session.call_tool("test_boom", {})
         return missing, wrong, boom
 
-    missing, wrong, boom = run(lambda: _session(f"{site.urls[0]}/mcp", site.key, scenario))
+    missing, wrong, boom = run(lambda: mcp_session(f"{site.urls[0]}/mcp", site.key, scenario))
     assert missing.is_error and "'text' is a required property" in missing.structured_content["message"]
     assert wrong.is_error and wrong.structured_content["message"].startswith("text:")
     assert boom.is_error and boom.structured_content["code"] == -32603

@@ -17,7 +17,7 @@ from django.test import override_settings
 from mcpsite.mcp.limits import over_limit
 from mcpsite.settings import _redis_cache
 
-from .live import free_port, make_live_site
+from .live import free_port, live_site
 from .ratewindow import start_in_a_fresh_window
 
 
@@ -59,8 +59,7 @@ def test_rate_limit_counts_exactly_in_redis(redis_url):
 
 
 def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
-    site, cleanup = make_live_site(tmp_path)
-    try:
+    with live_site(tmp_path) as site:
         site.env["REDIS_URL"] = redis_url
         first, second = site.start_server(), site.start_server()
         key, pk = site.create_api_key("redis-limited", "--rate", "6/m")
@@ -74,8 +73,5 @@ def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
             )
             codes.append(response.status_code)
         health = httpx2.get(f"{first}/healthz").json()
-    finally:
-        site.stop()
-        cleanup()
     assert codes == [200] * 6 + [429, 429]
     assert health == {"status": "ok", "checks": {"database": "ok", "cache": "ok"}}
