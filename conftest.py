@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 
 from mcpsite.mcp import dispatch
-from mcpsite.mcp.registry import GROUPS, CallContext
+from mcpsite.mcp.registry import GROUPS
 
 
 def pytest_collection_modifyitems(config, items):
@@ -88,24 +88,35 @@ def call_tool(tool_context):
 
 
 @pytest.fixture
-def mcp_tools_list():
-    """mcp_tools_list(group) -> the tools/list answer of the real SDK server, in process, via the official client."""
+def mcp_client():
+    """mcp_client(group, fn) -> `await fn(client)`, the official client connected in process to the real SDK server
+    serving `group` (as a trusted caller, like stdio: no API key)."""
     import anyio
     from mcp import Client
 
     from mcpsite.mcp.server import build_server
 
-    def listed(group):
+    def run(group, fn):
         def context_for(_ctx):
-            return CallContext(transport="test", request_id=dispatch.new_request_id()), [group]
+            return dispatch.call_context(transport="test"), [group]
 
-        async def fetch():
+        async def connected():
             async with Client(build_server(context_for), mode="legacy") as client:
-                return (await client.list_tools()).tools
+                return await fn(client)
 
-        return anyio.run(fetch)
+        return anyio.run(connected)
 
-    return listed
+    return run
+
+
+@pytest.fixture
+def mcp_tools_list(mcp_client):
+    """mcp_tools_list(group) -> the tools/list answer of the real SDK server, in process, via the official client."""
+
+    async def listed(client):
+        return (await client.list_tools()).tools
+
+    return lambda group: mcp_client(group, listed)
 
 
 @pytest.fixture

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 from jsonschema import Draft202012Validator
 
 from mcpsite.mcp import registry
 from mcpsite.mcp.errors import ToolError
-from mcpsite.mcp.registry import CallContext
 from mcpsite.tests.contract import assert_shape
 
 SEED_TOOLS = json.loads(
@@ -283,24 +281,17 @@ def test_seed_error_codes(call_tool, chart, lines, code):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_mcp_tools_call_answers_the_seed_shape():
+def test_mcp_tools_call_answers_the_seed_shape(mcp_client):
     """The seed's `tools/call` of list_accounts over MCP: structuredContent is the seed's result."""
-    from mcp import Client
-
     from ledger import seeding
-    from mcpsite.mcp.server import build_server
 
     seeding.chart_of_accounts_ensure()
 
-    def context_for(_ctx):
-        return CallContext(transport="test", request_id="contract"), ["ledger"]
+    async def called(client):
+        await client.list_tools()
+        return await client.call_tool("list_accounts", {})
 
-    async def called():
-        async with Client(build_server(context_for), mode="legacy") as client:
-            await client.list_tools()
-            return await client.call_tool("list_accounts", {})
-
-    result = anyio.run(called)
+    result = mcp_client("ledger", called)
     assert result.is_error is False
     _check("list_accounts", result.structured_content)
     assert json.loads(result.content[0].text) == result.structured_content
