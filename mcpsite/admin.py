@@ -35,8 +35,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         if not change:
-            obj.raw_key = ApiKey.generate()  # transient: shown by response_add, never stored
-            obj.set_key(obj.raw_key)
+            obj.raw_key = obj.set_new_key()  # transient: shown by response_add, never stored
         super().save_model(request, obj, form, change)
 
     def response_add(self, request, obj, post_url_continue=None):

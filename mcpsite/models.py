@@ -39,13 +39,12 @@ class ApiKey(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 
-    @staticmethod
-    def generate() -> str:
-        return KEY_PREFIX + secrets.token_urlsafe(32)
-
-    def set_key(self, raw_key: str) -> None:
+    def set_new_key(self) -> str:
+        """Give this record a new random key; returns the raw key (shown once: only its digest is kept)."""
+        raw_key = KEY_PREFIX + secrets.token_urlsafe(32)
         self.digest = key_digest(raw_key)
         self.prefix = raw_key[:10]
+        return raw_key
 
     def allows(self, group: str) -> bool:
         return group in self.scopes

@@ -31,9 +31,8 @@ def scopes_parse(*, text: str) -> list[str]:
 
 def api_key_create(*, name: str, owner, scopes: list[str], rate: str | None = None) -> tuple[ApiKey, str]:
     """Create a key; returns the record and the raw key, which is shown once and never stored."""
-    raw_key = ApiKey.generate()
     api_key = ApiKey(name=name, owner=owner, scopes=list(scopes), rate=rate or settings.MCP_DEFAULT_RATE)
-    api_key.set_key(raw_key)
+    raw_key = api_key.set_new_key()
     with transaction.atomic():
         api_key.full_clean(exclude=["digest"])
         api_key.save()
