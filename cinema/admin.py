@@ -12,6 +12,7 @@ from django.db.models import Count, Q
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
+from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.mcp.errors import ToolError
 
 from . import selectors, services
@@ -19,7 +20,7 @@ from .models import Movie, Reservation, Schedule, Theater
 
 
 @admin.register(Movie)
-class MovieAdmin(admin.ModelAdmin):
+class MovieAdmin(StaffModelAdmin):
     list_display = ["public_id", "title", "genre", "duration", "rating", "release_date"]
     search_fields = ["public_id", "title", "title_key"]
     list_filter = ["genre"]
@@ -82,7 +83,7 @@ class TheaterForm(forms.ModelForm):
 
 
 @admin.register(Theater)
-class TheaterAdmin(admin.ModelAdmin):
+class TheaterAdmin(StaffModelAdmin):
     form = TheaterForm
     list_display = ["public_id", "name", "rows", "columns", "seat_count", "blocked_count"]
     search_fields = ["public_id", "name"]
@@ -115,7 +116,7 @@ class TheaterAdmin(admin.ModelAdmin):
 
 
 @admin.register(Schedule)
-class ScheduleAdmin(admin.ModelAdmin):
+class ScheduleAdmin(StaffModelAdmin):
     list_display = ["public_id", "date", "start_time", "end_time", "movie", "theater", "sold"]
     list_filter = ["date", "theater", "movie"]
     date_hierarchy = "date"
@@ -147,7 +148,7 @@ class ScheduleAdmin(admin.ModelAdmin):
 
 
 @admin.register(Reservation)
-class ReservationAdmin(admin.ModelAdmin):
+class ReservationAdmin(StaffModelAdmin):
     list_display = [
         "public_id",
         "customer_name",

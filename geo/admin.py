@@ -12,6 +12,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from mcpsite.admin_pages import model_page
+from mcpsite.admin_security import StaffModelAdmin
 
 from .errors import InvalidInput
 from .forms import ResolvePointsForm
@@ -38,7 +39,7 @@ def _spreadsheet_safe(cell):
 
 
 @admin.register(PointLookup)
-class PointLookupAdmin(admin.ModelAdmin):
+class PointLookupAdmin(StaffModelAdmin):
     list_display = ["__str__", "granularity", "point_count", "outcome_badge", "created_by", "resolved_at"]
     list_filter = ["granularity", "resolved_at"]
     search_fields = ["name"]
@@ -71,7 +72,7 @@ class PointLookupAdmin(admin.ModelAdmin):
         return urls + super().get_urls()
 
     def resolve_view(self, request):
-        if not request.user.has_perm("geo.add_pointlookup"):
+        if not self.has_resolve_permission(request):
             raise PermissionDenied
         form = ResolvePointsForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
@@ -139,10 +140,12 @@ class PointLookupAdmin(admin.ModelAdmin):
             body,
         )
 
-    @admin.action(description="Resolve again (e.g. after a GaluchatAPI outage)", permissions=["view"])
+    def has_resolve_permission(self, request):
+        # Resolving again asks GaluchatAPI, like the resolve page: the same permission.
+        return request.user.has_perm("geo.add_pointlookup")
+
+    @admin.action(description="Resolve again (e.g. after a GaluchatAPI outage)", permissions=["resolve"])
     def resolve_again(self, request, queryset):
-        if not request.user.has_perm("geo.add_pointlookup"):
-            raise PermissionDenied
         for lookup in queryset:
             point_lookup_refresh(lookup=lookup)
         self.message_user(request, f"Resolved {queryset.count()} lookups again.")

@@ -13,6 +13,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 
 from mcpsite.admin_pages import model_page
+from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.mcp.errors import ToolError
 
 from . import selectors, services
@@ -27,7 +28,7 @@ class ReportDateForm(forms.Form):
 
 
 @admin.register(Account)
-class AccountAdmin(admin.ModelAdmin):
+class AccountAdmin(StaffModelAdmin):
     list_display = ["code", "name", "type", "category", "is_active"]
     list_filter = ["type", "is_active", "category"]
     search_fields = ["code", "name", "category"]
@@ -41,14 +42,17 @@ class AccountAdmin(admin.ModelAdmin):
         return []
 
     def has_delete_permission(self, request, obj=None):
+        # Only an account without history may go, and only for staff who may delete accounts at all.
+        if not super().has_delete_permission(request, obj):
+            return False
         return obj is None or not obj.lines.exists()
 
-    @admin.action(description="選択した勘定科目を有効にする")
+    @admin.action(description="選択した勘定科目を有効にする", permissions=["change"])
     def activate(self, request, queryset):
         for account in queryset:
             services.account_set_active(account=account, active=True)
 
-    @admin.action(description="選択した勘定科目を無効にする（履歴は残ります）")
+    @admin.action(description="選択した勘定科目を無効にする（履歴は残ります）", permissions=["change"])
     def deactivate(self, request, queryset):
         for account in queryset:
             services.account_set_active(account=account, active=False)
@@ -149,7 +153,7 @@ class JournalLineInline(admin.TabularInline):
 
 
 @admin.register(JournalEntry)
-class JournalEntryAdmin(admin.ModelAdmin):
+class JournalEntryAdmin(StaffModelAdmin):
     list_display = ["date", "description", "amount", "created_by", "reversal_of", "is_reversed"]
     list_filter = ["date"]
     search_fields = ["description", "=id"]
@@ -204,7 +208,8 @@ class JournalEntryAdmin(admin.ModelAdmin):
         for formset in formsets:  # what the admin's change message reads after a formset save
             formset.new_objects, formset.changed_objects, formset.deleted_objects = list(entry.lines.all()), [], []
 
-    @admin.action(description="選択した仕訳を取り消す（反対仕訳を作成）")
+    # A reversal is a new entry: the right to post entries is the right to reverse them.
+    @admin.action(description="選択した仕訳を取り消す（反対仕訳を作成）", permissions=["add"])
     def reverse_entries(self, request, queryset):
         for entry in queryset.order_by("date", "created_at"):
             try:

@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.utils.cache import add_never_cache_headers
 
 from .admin_pages import model_page
+from .admin_security import StaffModelAdmin, grantable_scopes
 from .client_config import http_client_config
 from .mcp.registry import GROUPS
 from .models import ApiKey, ToolCall
@@ -15,13 +16,26 @@ class ApiKeyForm(forms.ModelForm):
         choices=[(g, g) for g in GROUPS], widget=forms.CheckboxSelectMultiple, help_text="Tool groups this key may use."
     )
 
+    grantable: set[str] = set()  # the scopes the staff member may give (ApiKeyAdmin.get_form sets it)
+
     class Meta:
         model = ApiKey
         fields = ["name", "owner", "scopes", "rate", "is_active"]
 
+    def clean_scopes(self):
+        """No scope the staff member could not use themselves; removing scopes is always allowed."""
+        scopes = self.cleaned_data["scopes"]
+        added = set(scopes) - set(self.instance.scopes if self.instance.pk else []) - self.grantable
+        if added:
+            raise forms.ValidationError(
+                f"You may not give the scope(s) {', '.join(sorted(added))}: "
+                "a scope needs the admin permissions its tools use (see README, Staff permissions)."
+            )
+        return scopes
+
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(StaffModelAdmin):
     form = ApiKeyForm
     list_display = ["name", "prefix", "owner", "scope_list", "rate", "is_active", "created_at", "last_used_at"]
     list_filter = ["is_active"]
@@ -33,8 +47,19 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def scope_list(self, obj):
         return ", ".join(obj.scopes)
 
+    def get_readonly_fields(self, request, obj=None):
+        # A key acts as its owner: only a superuser may make or move a key for someone else.
+        owner = [] if request.user.is_superuser else ["owner"]
+        return [*self.readonly_fields, *owner]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        return type(form.__name__, (form,), {"grantable": grantable_scopes(request.user)})
+
     def save_model(self, request, obj, form, change):
         if not change:
+            if not request.user.is_superuser:
+                obj.owner = request.user
             obj.raw_key = obj.set_new_key()  # transient: shown by response_add, never stored
         super().save_model(request, obj, form, change)
 
@@ -54,14 +79,14 @@ class ApiKeyAdmin(admin.ModelAdmin):
         add_never_cache_headers(response)
         return response
 
-    @admin.action(description="Deactivate selected keys")
+    @admin.action(description="Deactivate selected keys", permissions=["change"])
     def deactivate(self, request, queryset):
         updated = queryset.update(is_active=False)
         self.message_user(request, f"{updated} key(s) deactivated.")
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(admin.ModelAdmin):
+class ToolCallAdmin(StaffModelAdmin):
     list_display = ["created_at", "tool", "transport", "outcome", "error_code", "duration_ms", "api_key", "request_id"]
     list_filter = ["outcome", "transport", "tool", "created_at"]
     search_fields = ["tool", "request_id", "api_key__name"]

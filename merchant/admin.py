@@ -8,6 +8,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from mcpsite.admin_pages import model_page
+from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.mcp.errors import ToolError
 
 from . import services
@@ -47,7 +48,7 @@ class MovementInline(admin.TabularInline):
 
 
 @admin.register(Product)
-class ProductAdmin(admin.ModelAdmin):
+class ProductAdmin(StaffModelAdmin):
     list_display = ["sku", "name", "price_yen", "stock", "category", "brand", "active"]
     list_filter = [StockFilter, "active", "category", "brand"]
     search_fields = ["sku", "name", "brand", "category", "keywords"]
@@ -137,7 +138,7 @@ class ProductAdmin(admin.ModelAdmin):
             movements=product.movements.select_related("created_by")[:10],
         )
 
-    @admin.action(description="Record a sale of one unit")
+    @admin.action(description="Record a sale of one unit", permissions=["change"])
     def record_one_sale(self, request, queryset):
         sold, refused = [], []
         for product in queryset.order_by("pk"):
@@ -153,7 +154,7 @@ class ProductAdmin(admin.ModelAdmin):
 
 
 @admin.register(InventoryMovement)
-class InventoryMovementAdmin(admin.ModelAdmin):
+class InventoryMovementAdmin(StaffModelAdmin):
     list_display = ["created_at", "product", "reason", "delta", "balance_after", "created_by", "note"]
     list_filter = ["reason"]
     search_fields = ["product__sku", "product__name", "note"]

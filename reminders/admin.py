@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
+from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.mcp.errors import ToolError
 
 from . import services
@@ -51,7 +52,7 @@ class ProfileForm(forms.ModelForm):
 
 
 @admin.register(Profile)
-class ProfileAdmin(admin.ModelAdmin):
+class ProfileAdmin(StaffModelAdmin):
     form = ProfileForm
     list_display = ["owner", "webhook", "feed_token_rotated_at"]
     search_fields = ["owner__username", "owner__email"]
@@ -62,7 +63,7 @@ class ProfileAdmin(admin.ModelAdmin):
         webhook = ["webhook_url", "remove_webhook"] if obj and obj.webhook_url else ["webhook_url"]
         return ["owner", *webhook, "feed_url", "feed_token_rotated_at"]
 
-    @admin.display(description="webhook", ordering="webhook_url")
+    @admin.display(description="webhook")  # not sortable: the order of secrets is a hint about them
     def webhook(self, obj):
         # Only the origin in the list: a webhook URL's path, query or user info is often its secret.
         return services.webhook_origin(obj.webhook_url) if obj.webhook_url else "—"
@@ -73,7 +74,7 @@ class ProfileAdmin(admin.ModelAdmin):
             return "(created on save)"
         return f"{settings.SITE_URL.rstrip('/')}{obj.feed_path}"
 
-    @admin.action(description="Rotate the calendar feed URL (the old URL stops working)")
+    @admin.action(description="Rotate the calendar feed URL (the old URL stops working)", permissions=["change"])
     def rotate_feed_token(self, request, queryset):
         for profile in queryset:
             services.profile_rotate_feed_token(profile=profile)
@@ -81,7 +82,7 @@ class ProfileAdmin(admin.ModelAdmin):
 
 
 @admin.register(Contact)
-class ContactAdmin(admin.ModelAdmin):
+class ContactAdmin(StaffModelAdmin):
     list_display = ["name", "public_id", "owner", "email", "phone", "preferred_platform"]
     list_filter = ["preferred_platform"]
     search_fields = ["name", "email", "phone", "public_id", "owner__username"]
@@ -90,7 +91,7 @@ class ContactAdmin(admin.ModelAdmin):
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(StaffModelAdmin):
     list_display = ["title", "public_id", "owner", "local_start", "duration_min", "location"]
     list_filter = [("start", admin.DateFieldListFilter)]
     search_fields = ["title", "public_id", "location", "owner__username"]
@@ -104,7 +105,7 @@ class EventAdmin(admin.ModelAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(StaffModelAdmin):
     list_display = [
         "public_id",
         "owner",
@@ -141,7 +142,7 @@ class MessageAdmin(admin.ModelAdmin):
     def status_badge(self, obj):
         return _badge(obj.status)
 
-    @admin.action(description="Resend selected failed messages")
+    @admin.action(description="Resend selected failed messages", permissions=["change"])
     def resend(self, request, queryset):
         done, refused = 0, []
         for message in queryset:
@@ -173,7 +174,7 @@ class DeliveryInline(admin.TabularInline):
 
 
 @admin.register(Reminder)
-class ReminderAdmin(admin.ModelAdmin):
+class ReminderAdmin(StaffModelAdmin):
     list_display = ["public_id", "note", "owner", "next_fire", "repeat", "is_active", "delivered_count"]
     list_filter = ["is_active", ("next_fire_at", admin.EmptyFieldListFilter)]
     search_fields = ["public_id", "note", "owner__username"]

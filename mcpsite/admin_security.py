@@ -1,0 +1,50 @@
+"""What staff may do in the admin beyond Django's per-model permissions: secret fields are never filterable,
+and an API key a staff member creates can do no more than they can.
+
+Every ModelAdmin of the project derives from `StaffModelAdmin`; README "Staff permissions" documents the rules.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models.constants import LOOKUP_SEP
+
+# Fields whose values are secrets (hashes, digests, tokens, URLs with credentials). Staff never see them, and a
+# changelist filter on them would give them away anyway: `?password_hash__gte=…` answers "is the hash after …",
+# so a view-only user could binary-search any value one request at a time.
+SECRET_FIELDS: dict[str, frozenset[str]] = {
+    "auth.user": frozenset({"password"}),
+    "cinema.reservation": frozenset({"password_hash"}),
+    "mcpsite.apikey": frozenset({"digest"}),
+    "reminders.profile": frozenset({"webhook_url", "feed_token"}),
+}
+# Refused wherever they appear in a lookup path, so a relation (`owner__password__gte`) cannot reach them either.
+SECRET_FIELD_NAMES = frozenset().union(*SECRET_FIELDS.values())
+
+# The permissions a staff member needs to give an API key each scope: what that group's tools do, said in the
+# admin's terms. A key acts as its owner, so a scope the creator could not use in the admin would widen their rights.
+SCOPE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    "cinema": ("cinema.view_schedule", "cinema.add_reservation", "cinema.change_reservation"),
+    "ledger": ("ledger.view_account", "ledger.add_journalentry"),
+    "geo": ("geo.add_pointlookup",),
+    "merchant": ("merchant.view_product",),
+    "reminders": ("reminders.add_event", "reminders.add_message", "reminders.add_reminder"),
+}
+
+
+def lookup_touches_secret(lookup: str) -> bool:
+    return not SECRET_FIELD_NAMES.isdisjoint(lookup.split(LOOKUP_SEP))
+
+
+def grantable_scopes(user) -> set[str]:
+    """The scopes `user` may give an API key (all of them for a superuser)."""
+    return {scope for scope, perms in SCOPE_PERMISSIONS.items() if user.has_perms(perms)}
+
+
+class StaffModelAdmin(admin.ModelAdmin):
+    """The project's ModelAdmin: no changelist lookup on a secret field, whatever the user's permissions."""
+
+    def lookup_allowed(self, lookup, value, request):
+        if lookup_touches_secret(lookup):
+            return False  # the changelist answers 400 (DisallowedModelAdminLookup) and shows nothing
+        return super().lookup_allowed(lookup, value, request)
