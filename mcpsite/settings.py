@@ -265,6 +265,8 @@ CART_EXPIRY_MINUTES = int(env_raw("CART_EXPIRY_MINUTES", 30))
 # --- reminders ---
 SMS_BACKEND = env_str("SMS_BACKEND", "")
 REMINDERS_MAX_DURATION_MIN = int(env_raw("REMINDERS_MAX_DURATION_MIN", 10080))
+# Webhooks reach public internet hosts only (reminders/webhooks.py); on for a local receiver in development.
+REMINDERS_WEBHOOK_ALLOW_PRIVATE = env_bool("REMINDERS_WEBHOOK_ALLOW_PRIVATE", False)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
 LOGGING = {

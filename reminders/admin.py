@@ -10,6 +10,7 @@ from mcpsite.mcp.errors import ToolError
 
 from . import services
 from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
+from .webhooks import WebhookTargetRefused, webhook_url_check
 
 STATUS_COLOURS = {"queued": "#777", "sending": "#b58900", "sent": "#2e7d32", "failed": "#c62828"}
 
@@ -41,6 +42,15 @@ class ProfileForm(forms.ModelForm):
             )
         else:
             del self.fields["remove_webhook"]
+
+    def clean_webhook_url(self):
+        url = self.cleaned_data["webhook_url"]
+        if url:
+            try:
+                webhook_url_check(url)
+            except WebhookTargetRefused as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return url
 
     def clean(self):
         cleaned = super().clean()

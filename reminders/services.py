@@ -27,6 +27,7 @@ from mcpsite.mcp.errors import Conflict, InvalidParams
 
 from . import schedule, selectors, sms
 from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery, new_feed_token
+from .webhooks import REFUSED, WebhookTargetRefused, webhook_post
 
 logger = logging.getLogger("reminders")
 
@@ -299,11 +300,10 @@ def _send_reminder(reminder: Reminder, occurrence: datetime.datetime, late: bool
             "repeat": reminder.repeat or None,
             "delivery_key": key,
         }
-        response = requests.post(
+        response = webhook_post(
             webhook_url,
             json=payload,
             timeout=WEBHOOK_TIMEOUT_S,
-            allow_redirects=False,
             headers={"Idempotency-Key": key, "User-Agent": "mcpsite-reminders/1"},
         )
         if response.status_code >= 300:
@@ -331,7 +331,18 @@ def webhook_origin(url: str) -> str:
 
 
 def _failure_reason(exc: Exception, webhook_url: str) -> str:
-    """The text recorded (and logged) for a failed delivery, without the webhook URL's secrets.
+    """The text recorded on a failed delivery (shown in the admin). A webhook failure says only whether the target
+    was refused: "connection refused" against "timed out" against "answered HTTP 404" would make the webhook a port
+    scanner for whoever may set its URL. The details go to the server log (`_failure_detail`)."""
+    if webhook_url:
+        if isinstance(exc, WebhookTargetRefused):
+            return f"the webhook URL was refused: {REFUSED}"
+        return "the webhook did not accept the delivery (details in the server log)"
+    return _failure_detail(exc, webhook_url)
+
+
+def _failure_detail(exc: Exception, webhook_url: str) -> str:
+    """The text logged for a failed delivery, without the webhook URL's secrets.
 
     requests' messages quote the URL ("Max retries exceeded with url: /hook/<token>", "No connection
     adapters were found for '<url>'"); the delivery row is shown in the admin and logs are shared.
@@ -412,6 +423,6 @@ def reminders_deliver_due(
                 _send_reminder(reminder, claim.occurrence, late, webhook_url)
             except Exception as exc:  # recorded on the delivery and retried; never raised into the worker
                 error = _failure_reason(exc, webhook_url)[:1000]
-                logger.warning("Reminder %s delivery failed: %s", reminder.public_id, error)
+                logger.warning("Reminder %s delivery failed: %s", reminder.public_id, _failure_detail(exc, webhook_url))
             finished_at = fixed_now or timezone.now()
             delivered += _reminder_finish(claim, channel=channel, error=error, now=finished_at, late=late)

@@ -3,15 +3,44 @@
 from __future__ import annotations
 
 import datetime
+import ipaddress
+import socket
 import zoneinfo
 
 import pytest
 from django_tasks_db.management.commands.db_worker import Worker
 
+from reminders import webhooks
 from reminders.models import Contact
 from reminders.sms import LocmemSmsBackend
 
 TOKYO = zoneinfo.ZoneInfo("Asia/Tokyo")
+
+
+# What the fake resolver answers: public addresses for the test hosts (nothing connects to them; `responses` or a
+# refusal stops every request first). Anything else does not resolve, so no test asks a real DNS server.
+FAKE_DNS = {
+    "hooks.example.com": ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"],
+    "new.example.com": ["93.184.215.15"],
+}
+
+
+@pytest.fixture(autouse=True)
+def fake_dns(monkeypatch):
+    """The webhook resolver answers from FAKE_DNS (a test may add names); IP literals resolve as themselves."""
+    names = {name: list(addresses) for name, addresses in FAKE_DNS.items()}
+
+    def resolve(host, port):
+        try:
+            addresses = names.get(host) or [str(ipaddress.ip_address(host.split("%", 1)[0]))]
+        except ValueError:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known") from None
+        return [
+            (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in addresses
+        ]
+
+    monkeypatch.setattr(webhooks, "getaddrinfo", resolve)
+    return names
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import datetime
 
 import pytest
 
-from reminders import services
+from reminders import services, webhooks
 from reminders.models import Message, Profile, Reminder, ReminderDelivery
 
 pytestmark = pytest.mark.django_db
@@ -107,13 +107,37 @@ def test_profile_form_refuses_a_bad_replacement_and_keeps_the_saved_webhook(admi
     assert Profile.objects.get().webhook_url == SECRET_HOOK
 
 
-def test_profile_form_accepts_a_private_http_webhook(admin_client, owner):
-    # Set by staff: an address on the private network may be the owner's own receiver.
-    response = admin_client.post(
-        "/admin/reminders/profile/add/", {"owner": owner.pk, "webhook_url": "http://10.0.0.5:8080/remind"}
-    )
-    assert response.status_code == 302
-    assert Profile.objects.get().webhook_url == "http://10.0.0.5:8080/remind"
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://10.0.0.5:8080/remind",
+        "http://127.0.0.1:5432/",
+        "http://localhost:8000/",
+        "http://[::1]/x",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://192.168.1.10/",
+        "http://0.0.0.0/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[fe80::1]/",
+        "http://224.0.0.1/",
+        "https://intranet.example.com/hook",  # a name that resolves to a private address
+        "https://half.example.com/hook",  # one public and one private address
+        "https://no-such-host.example.com/hook",
+    ],
+)
+def test_profile_form_refuses_webhooks_to_non_public_hosts(admin_client, owner, fake_dns, url):
+    # The worker POSTs there: a private target would let staff reach what only the site can (and probe its ports).
+    fake_dns.update({"intranet.example.com": ["10.1.2.3"], "half.example.com": ["93.184.215.14", "192.168.0.7"]})
+    fake_dns["localhost"] = ["127.0.0.1", "::1"]
+    response = admin_client.post("/admin/reminders/profile/add/", {"owner": owner.pk, "webhook_url": url})
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["webhook_url"] == [webhooks.REFUSED]
+    assert not Profile.objects.exists()
+
+
+def test_profile_form_accepts_a_public_webhook(admin_client, owner):
+    response = admin_client.post("/admin/reminders/profile/add/", {"owner": owner.pk, "webhook_url": SECRET_HOOK})
+    assert response.status_code == 302 and Profile.objects.get().webhook_url == SECRET_HOOK
 
 
 def test_admin_pages_load(admin_client, delivered_reminder, failed_message):

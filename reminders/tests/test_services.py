@@ -8,12 +8,15 @@ import responses
 from django.core import mail
 
 from mcpsite.mcp.errors import Conflict
-from reminders import services
+from reminders import services, webhooks
 from reminders.models import Message, Profile, Reminder, ReminderDelivery
 
 from .conftest import TOKYO, future
 
 pytestmark = pytest.mark.django_db
+
+SENT_TO_PRIVATE = "https://hooks.example.com/remind"
+GENERIC_FAILURE = "the webhook did not accept the delivery (details in the server log)"
 
 
 # --- messages ----------------------------------------------------------------------------------
@@ -168,7 +171,7 @@ def test_webhook_delivery_with_idempotency_key(owner):
 
 
 @responses.activate
-def test_failing_webhook_is_retried_then_recorded_as_failed(owner):
+def test_failing_webhook_is_retried_then_recorded_as_failed(owner, caplog):
     Profile.objects.create(owner=owner, webhook_url="https://hooks.example.com/remind")
     responses.post("https://hooks.example.com/remind", status=503)
     reminder = make_reminder(owner, repeat="daily")
@@ -179,7 +182,9 @@ def test_failing_webhook_is_retried_then_recorded_as_failed(owner):
     assert services.reminders_deliver_due(now=due + datetime.timedelta(seconds=61)) == 0
     assert services.reminders_deliver_due(now=due + datetime.timedelta(minutes=4)) == 0
     delivery = ReminderDelivery.objects.get()
-    assert delivery.status == "failed" and "HTTP 503" in delivery.error
+    # The record says only that it failed (no port oracle); the status is in the server log.
+    assert delivery.status == "failed" and delivery.error == GENERIC_FAILURE
+    assert "webhook answered HTTP 503" in caplog.text
     reminder.refresh_from_db()
     assert reminder.next_fire_at == due + datetime.timedelta(days=1) and reminder.attempts == 0
     assert len(responses.calls) == 3
@@ -197,16 +202,37 @@ def test_unreachable_webhook_failure_never_records_or_logs_its_secret_parts(owne
         services.reminders_deliver_due(now=due + datetime.timedelta(minutes=minutes))
     delivery = ReminderDelivery.objects.get()
     assert delivery.status == "failed"
-    assert delivery.error == "ConnectionError: the webhook at https://hooks.example.com could not be reached"
-    assert "s3cr3t" not in caplog.text and "Reminder" in caplog.text
+    assert delivery.error == GENERIC_FAILURE
+    assert "ConnectionError: the webhook at https://hooks.example.com could not be reached" in caplog.text
+    assert "s3cr3t" not in caplog.text
 
 
-def test_failure_reason_keeps_other_errors_but_hides_the_url():
+@responses.activate
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:8080/h", "http://169.254.169.254/latest/meta-data/", "http://[::1]/h", SENT_TO_PRIVATE],
+)
+def test_webhook_to_a_non_public_address_is_refused_at_send_and_nothing_is_sent(owner, fake_dns, url):
+    # Saved before the rule, or its name resolves elsewhere now: every send checks again.
+    fake_dns["hooks.example.com"] = ["10.0.0.8"]
+    Profile.objects.create(owner=owner, webhook_url=url)
+    responses.post(url, status=204)  # what the target would answer if anything were sent
+    reminder = make_reminder(owner)
+    due = reminder.next_fire_at
+    for minutes in (0, 1.1, 4):
+        services.reminders_deliver_due(now=due + datetime.timedelta(minutes=minutes))
+    assert len(responses.calls) == 0
+    delivery = ReminderDelivery.objects.get()
+    assert delivery.status == "failed" and delivery.error == f"the webhook URL was refused: {webhooks.REFUSED}"
+
+
+def test_failure_detail_keeps_other_errors_but_hides_the_url():
     url = "https://hooks.example.com/x/s3cr3t"
-    assert services._failure_reason(RuntimeError("webhook answered HTTP 503"), url) == (
+    assert services._failure_detail(RuntimeError("webhook answered HTTP 503"), url) == (
         "RuntimeError: webhook answered HTTP 503"
     )
-    assert "s3cr3t" not in services._failure_reason(ValueError(f"bad {url}"), url)
+    assert "s3cr3t" not in services._failure_detail(ValueError(f"bad {url}"), url)
+    assert services._failure_reason(RuntimeError("webhook answered HTTP 503"), url) == GENERIC_FAILURE
     assert services.webhook_origin("http://u:p@[::1]:8080/p?q=1") == "http://::1:8080"
 
 

@@ -1,0 +1,103 @@
+"""Webhook targets: the connection goes only to an address that was checked, never to a second DNS answer.
+
+Everything here stays on loopback: a receiver on 127.0.0.1 stands in for the private service an attacker would aim
+at, and the fake resolver (conftest.fake_dns) decides what a name resolves to.
+"""
+
+import http.server
+import socket
+import threading
+from contextlib import contextmanager
+
+import pytest
+
+from reminders import webhooks
+
+
+@contextmanager
+def loopback_receiver():
+    """An HTTP server on 127.0.0.1 that answers 204 and remembers the Host header of each request."""
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append(self.headers["Host"])
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def post(url):
+    return webhooks.webhook_post(url, json={"type": "reminder"}, headers={}, timeout=(2, 2))
+
+
+def test_a_name_that_turns_private_after_the_check_is_never_connected_to(monkeypatch):
+    # DNS rebinding: the check sees a public address, the connect would see loopback.
+    answers = iter([["93.184.215.14"], ["127.0.0.1"]])
+    monkeypatch.setattr(
+        webhooks,
+        "getaddrinfo",
+        lambda host, port: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in next(answers)],
+    )
+    with loopback_receiver() as (port, seen):
+        with pytest.raises(webhooks.WebhookTargetRefused):
+            post(f"http://rebind.example.com:{port}/hook")
+    assert seen == []
+
+
+def test_loopback_literal_is_refused_before_any_connection():
+    with loopback_receiver() as (port, seen):
+        with pytest.raises(webhooks.WebhookTargetRefused):
+            post(f"http://127.0.0.1:{port}/hook")
+    assert seen == []
+
+
+def test_the_connection_goes_to_the_checked_address_with_the_urls_name(settings, fake_dns):
+    # Allowed for local development: proves the pinned connection really delivers (Host is still the name).
+    settings.REMINDERS_WEBHOOK_ALLOW_PRIVATE = True
+    fake_dns["receiver.example.com"] = ["127.0.0.1"]
+    with loopback_receiver() as (port, seen):
+        assert post(f"http://receiver.example.com:{port}/hook").status_code == 204
+    assert seen == [f"receiver.example.com:{port}"]
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "10.0.0.1",
+        "172.16.0.1",
+        "192.168.0.1",
+        "127.0.0.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "224.0.0.1",
+        "240.0.0.1",
+        "::1",
+        "::",
+        "fe80::1%eth0",
+        "fc00::1",
+        "ff02::1",
+        "::ffff:10.0.0.1",
+        "2002:7f00:1::",  # 6to4 of 127.0.0.1
+    ],
+)
+def test_non_public_addresses_are_not_allowed(address):
+    assert not webhooks.address_allowed(address)
+
+
+@pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
+def test_public_addresses_are_allowed(address):
+    assert webhooks.address_allowed(address)

@@ -1,0 +1,125 @@
+"""Webhook targets: public internet hosts only.
+
+A webhook URL is set by staff and POSTed to by the worker, so without a rule it would let the site reach what only
+it can reach (loopback services, the private network, the cloud metadata address at 169.254.169.254). The URL is
+checked when it is saved and again at every send: the host is resolved and refused if any of its addresses is not a
+public one; then the connection is made to the address that was checked, not to a second lookup of the name, so a
+DNS answer that changes between the check and the connect (DNS rebinding) cannot steer it elsewhere.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+import requests
+from django.conf import settings
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+
+# One text for every refusal: saying "private" for one name and "does not resolve" for another would tell staff
+# which internal names exist.
+REFUSED = (
+    "Webhook URLs must point to a public internet host; this one is private, loopback, link-local or reserved, "
+    "or its name does not resolve."
+)
+
+
+class WebhookTargetRefused(Exception):
+    """The webhook URL's host is, or resolves to, an address webhooks may not reach."""
+
+    def __init__(self):
+        super().__init__(REFUSED)
+
+
+def getaddrinfo(host: str, port: int) -> list[tuple]:
+    """The resolver (a seam for tests, which must not ask a real DNS server)."""
+    return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+
+
+def address_allowed(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone (fe80::1%eth0) is link-local anyway
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if embedded is not None and not address_allowed(str(embedded)):
+            return False
+    # is_global is False for private, loopback, link-local, shared (100.64/10), reserved and unspecified
+    # addresses; multicast addresses can still be "global".
+    return ip.is_global and not ip.is_multicast
+
+
+def resolve_checked(host: str, port: int) -> list[tuple]:
+    """getaddrinfo() results for host:port, all of them allowed targets; raises WebhookTargetRefused."""
+    try:
+        infos = getaddrinfo(host.strip("[]"), port)
+    except (OSError, UnicodeError) as exc:
+        raise WebhookTargetRefused() from exc
+    if settings.REMINDERS_WEBHOOK_ALLOW_PRIVATE:
+        return infos
+    if not infos or not all(address_allowed(info[4][0]) for info in infos):
+        raise WebhookTargetRefused()
+    return infos
+
+
+def webhook_url_check(url: str) -> None:
+    """Raise WebhookTargetRefused unless `url` is http(s) to a host whose every address is public."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise WebhookTargetRefused() from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise WebhookTargetRefused()
+    resolve_checked(parts.hostname, port)
+
+
+class _CheckedConnectionMixin:
+    """Resolve, check, then connect to the checked address (TLS still verifies the certificate for the name)."""
+
+    def _new_conn(self):
+        name = self._dns_host
+        error = None
+        for *_family, sockaddr in resolve_checked(name, self.port):
+            self._dns_host = sockaddr[0]  # only the connect uses it; Host header and SNI use the URL's name
+            try:
+                return super()._new_conn()
+            except (NewConnectionError, ConnectTimeoutError) as exc:
+                error = exc
+            finally:
+                self._dns_host = name
+        raise error
+
+
+class _CheckedHTTPConnection(_CheckedConnectionMixin, HTTPConnection):
+    pass
+
+
+class _CheckedHTTPSConnection(_CheckedConnectionMixin, HTTPSConnection):
+    pass
+
+
+class _CheckedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _CheckedHTTPConnection
+
+
+class _CheckedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _CheckedHTTPSConnection
+
+
+class CheckedAdapter(HTTPAdapter):
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _CheckedHTTPPool, "https": _CheckedHTTPSPool}
+
+
+def webhook_post(url: str, *, json: dict, headers: dict, timeout) -> requests.Response:
+    """POST to a webhook; raises WebhookTargetRefused before any connection to a refused target."""
+    webhook_url_check(url)  # a clear refusal first; the connection checks again what it connects to
+    with requests.Session() as session:
+        session.trust_env = False  # no proxy from the environment: the checked address is the one connected to
+        session.mount("http://", CheckedAdapter())
+        session.mount("https://", CheckedAdapter())
+        return session.post(url, json=json, headers=headers, timeout=timeout, allow_redirects=False)
