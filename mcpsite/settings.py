@@ -5,6 +5,7 @@ configuration stops `manage.py check` with a clear message.
 """
 
 import os
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -61,6 +62,7 @@ INSTALLED_APPS = [
     "channels",
     "rest_framework",
     "django_tasks_db",
+    "axes",
     "mcpsite",
     "cinema",
     "ledger",
@@ -79,6 +81,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: answers a locked-out sign-in (see the login throttle below)
 ]
 
 ROOT_URLCONF = "mcpsite.urls"
@@ -268,6 +271,17 @@ REMINDERS_MAX_DURATION_MIN = int(env_raw("REMINDERS_MAX_DURATION_MIN", 10080))
 # Webhooks reach public internet hosts only (reminders/webhooks.py); on for a local receiver in development.
 REMINDERS_WEBHOOK_ALLOW_PRIVATE = env_bool("REMINDERS_WEBHOOK_ALLOW_PRIVATE", False)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+
+# --- admin login throttle (django-axes) ---
+# 5 wrong passwords for one username from one address lock that pair out for 15 minutes (429); a correct password
+# during the lockout is refused too, and a success before it resets the count. Attempts live in the database, so
+# every process sees them; staff with the axes permissions see and clear them in the admin.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(env_raw("AXES_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = timedelta(minutes=int(env_raw("AXES_COOLOFF_MINUTES", 15)))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# The client address is REMOTE_ADDR: behind a proxy, uvicorn's --proxy-headers/--forwarded-allow-ips set it.
 
 LOGGING = {
     "version": 1,

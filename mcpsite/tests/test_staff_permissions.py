@@ -248,3 +248,40 @@ def test_superuser_may_choose_any_owner_and_scope(admin_client, django_user_mode
     key = ApiKey.objects.get()
     assert key.owner == other and sorted(key.scopes) == sorted(SCOPE_PERMISSIONS)
 
+
+# --- item 12: the admin login is throttled -----------------------------------------------------------------
+
+
+def sign_in(client, password, username="clerk", ip="198.51.100.7"):
+    return client.post("/admin/login/?next=/admin/", {"username": username, "password": password}, REMOTE_ADDR=ip)
+
+
+def test_five_wrong_passwords_lock_the_username_out_from_that_address(client, staff, settings):
+    staff()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert sign_in(client, "wrong-password").status_code == 200  # the login form again, with an error
+    for _ in range(2):
+        assert sign_in(client, "wrong-password").status_code == 429
+    # Locked out: even the right password is refused, and no session is made.
+    response = sign_in(client, "clerk-password-123")
+    assert response.status_code == 429 and "_auth_user_id" not in client.session
+    # The lock is per username and address: the same user elsewhere still signs in.
+    assert sign_in(client, "clerk-password-123", ip="198.51.100.8").status_code == 302
+
+
+def test_failed_sign_ins_never_store_the_password(client, staff):
+    from axes.models import AccessAttempt
+
+    staff()
+    sign_in(client, "s3cr3t-guess")
+    attempt = AccessAttempt.objects.get()
+    assert attempt.username == "clerk" and "s3cr3t-guess" not in f"{attempt.post_data} {attempt.get_data}"
+
+
+def test_a_correct_sign_in_resets_the_count(client, staff, settings):
+    staff()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        sign_in(client, "wrong-password")
+    assert sign_in(client, "clerk-password-123").status_code == 302
+    client.logout()
+    assert sign_in(client, "wrong-password").status_code == 200
