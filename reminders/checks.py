@@ -30,4 +30,12 @@ def reminders_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
         errors.append(
             checks.Error(f"SITE_URL must be an absolute http(s) URL, got {settings.SITE_URL!r}", id="reminders.E004")
         )
+    if settings.REMINDERS_WEBHOOK_ALLOW_PRIVATE and not settings.DEBUG:
+        errors.append(
+            checks.Warning(
+                "REMINDERS_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses",
+                hint="Use it only for a local receiver in development (see README, Staff permissions).",
+                id="reminders.W001",
+            )
+        )
     return errors

@@ -101,3 +101,13 @@ def test_non_public_addresses_are_not_allowed(address):
 @pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
 def test_public_addresses_are_allowed(address):
     assert webhooks.address_allowed(address)
+
+
+def test_allowing_private_targets_outside_debug_is_warned_about(settings):
+    from reminders.checks import reminders_settings
+
+    settings.DEBUG = False
+    settings.REMINDERS_WEBHOOK_ALLOW_PRIVATE = True
+    assert [m.id for m in reminders_settings()] == ["reminders.W001"]
+    settings.REMINDERS_WEBHOOK_ALLOW_PRIVATE = False
+    assert reminders_settings() == []
