@@ -232,6 +232,10 @@ MCP_MAX_BODY_BYTES = int(env_raw("MCP_MAX_BODY_BYTES", 1_000_000))
 MCP_MAX_BATCH = int(env_raw("MCP_MAX_BATCH", 50))
 MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", False)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MCP_MAX_BODY_BYTES
+# mcpsite.guard, in front of Django: the largest body of any other page (the admin's CSV uploads), and the
+# seconds a whole body may take to arrive on any path.
+HTTP_MAX_BODY_BYTES = int(env_raw("HTTP_MAX_BODY_BYTES", 10_000_000))
+HTTP_BODY_TIMEOUT_S = float(env_raw("HTTP_BODY_TIMEOUT_S", 30))
 
 # --- cinema ---
 CINEMA_MAX_SEATS_PER_RESERVATION = int(env_raw("CINEMA_MAX_SEATS_PER_RESERVATION", 10))
@@ -271,7 +275,16 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr"}},
+    # Calendar feed tokens never reach a log line (mcpsite.logfilters; the access loggers get it in AppConfig.ready).
+    "filters": {"redact_feed_tokens": {"()": "mcpsite.logfilters.RedactFeedTokens"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "stream": "ext://sys.stderr",
+            "filters": ["redact_feed_tokens"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
