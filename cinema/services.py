@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from mcpsite.mcp.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
-from mcpsite.mcp.limits import over_limit, usage
+from mcpsite.mcp.limits import give_back, over_limit
 
 from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
 
@@ -190,29 +190,43 @@ def reservation_create(
 # --- password checks --------------------------------------------------------------------------
 
 
-def _attempts_exhausted(reservation_id: str) -> bool:
-    counted = usage(group=PASSWORD_THROTTLE_GROUP, key=reservation_id, rate=settings.CINEMA_PASSWORD_RATE)
-    return bool(counted and counted["count"] >= counted["limit"])
+def _password_throttle(*, reservation_id: str, api_key) -> dict:
+    """Attempts are counted per (API key, reservation): another key's wrong guesses never lock a caller out."""
+    caller = f"key{api_key.pk}" if api_key is not None else "local"  # stdio: the trusted local process
+    key = f"{caller}:{reservation_id}"
+    return {"group": PASSWORD_THROTTLE_GROUP, "key": key, "rate": settings.CINEMA_PASSWORD_RATE}
 
 
-def reservation_authenticate(*, reservation_id: str, password: str) -> Reservation:
+def _take_attempt(throttle: dict) -> bool:
+    """Count this attempt before any hashing, atomically in the shared cache; False past the rate.
+
+    Counting first is what bounds the hashing: of 80 guesses sent at once, only the first `limit` counted are
+    checked (counting after a wrong password let every guess that read the count before it was checked).
+    """
+    return not over_limit(**throttle)
+
+
+def reservation_authenticate(*, reservation_id: str, password: str, api_key=None) -> Reservation:
     """The reservation if `password` is its password.
 
-    NotFound for an unknown id (as the seed says), Forbidden for a wrong password, RateLimited
-    once CINEMA_PASSWORD_RATE wrong passwords were tried for this reservation (even with the right
-    one then, so guessing cannot continue).
+    NotFound for an unknown id (as the seed says), Forbidden for a wrong password, RateLimited once
+    CINEMA_PASSWORD_RATE attempts of this key for this reservation were wrong: refused without hashing, even
+    the right password from this key until the window passes, so guessing cannot go on. The right password
+    gives its attempt back, so it never uses up the allowance, and other keys have their own allowance, so no
+    one can lock the owner out by guessing (reservation ids are sequential, hence easy to target).
     """
     from .selectors import reservation_get
 
     reservation = reservation_get(public_id=reservation_id)
     if reservation is None:
         raise NotFound(data=f"Reservation {reservation_id} not found")
-    if _attempts_exhausted(reservation.public_id):
+    throttle = _password_throttle(reservation_id=reservation.public_id, api_key=api_key)
+    if not _take_attempt(throttle):
         raise RateLimited(data="Too many wrong passwords for this reservation; try again later")
     if not check_password(password, reservation.password_hash):
-        over_limit(group=PASSWORD_THROTTLE_GROUP, key=reservation.public_id, rate=settings.CINEMA_PASSWORD_RATE)
         logger.info("Wrong password for reservation %s", reservation.public_id)
         raise Forbidden(data="Invalid reservation password")
+    give_back(**throttle)
     return reservation
 
 

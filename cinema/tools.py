@@ -437,7 +437,7 @@ _RESERVATION_AUTH_SCHEMA = {
 def get_reservation_details(args: dict, ctx) -> dict:
     """The reservation when the password matches: 404 unknown id, 403 wrong password, 429 when throttled."""
     reservation = services.reservation_authenticate(
-        reservation_id=args["reservation_id"], password=args["reservation_password"]
+        reservation_id=args["reservation_id"], password=args["reservation_password"], api_key=ctx.api_key
     )
     schedule = reservation.schedule
     return {
@@ -486,7 +486,7 @@ def get_reservation_details(args: dict, ctx) -> dict:
 def cancel_reservation(args: dict, ctx) -> dict:
     """Cancel with the reservation password; the seats are free for others at once."""
     reservation = services.reservation_authenticate(
-        reservation_id=args["reservation_id"], password=args["reservation_password"]
+        reservation_id=args["reservation_id"], password=args["reservation_password"], api_key=ctx.api_key
     )
     reservation = services.reservation_cancel(reservation=reservation, source=Reservation.Source.CUSTOMER)
     return {

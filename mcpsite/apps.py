@@ -7,3 +7,6 @@ class McpsiteConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers system checks)
+        from .logfilters import install_on_access_loggers
+
+        install_on_access_loggers()

@@ -20,4 +20,8 @@ def check_platform_settings(app_configs, **kwargs):
         )
     if settings.MCP_MAX_BODY_BYTES < 1024:
         errors.append(checks.Error("MCP_MAX_BODY_BYTES must be at least 1024", id="mcpsite.E002"))
+    if settings.HTTP_MAX_BODY_BYTES < settings.MCP_MAX_BODY_BYTES:
+        errors.append(checks.Error("HTTP_MAX_BODY_BYTES must be at least MCP_MAX_BODY_BYTES", id="mcpsite.E003"))
+    if not 0 < settings.HTTP_BODY_TIMEOUT_S <= 600:
+        errors.append(checks.Error("HTTP_BODY_TIMEOUT_S must be more than 0 and at most 600", id="mcpsite.E004"))
     return errors

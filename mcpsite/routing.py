@@ -13,6 +13,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter
 from django.core.asgi import get_asgi_application
 from django.urls import path
 
+from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
 from .mcp.websocket import McpWebSocketConsumer
 
@@ -60,4 +61,5 @@ class Application:
         await send({"type": "lifespan.shutdown.complete"})
 
 
-application = Application()
+# Body size, slow bodies and the API key are checked before Django or the SDK reads a body.
+application = RequestGuard(Application())

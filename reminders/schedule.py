@@ -8,6 +8,7 @@ clock of a named zone across DST changes (a fixed offset has no DST to follow).
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 
 from dateutil import rrule as du_rrule
@@ -31,11 +32,13 @@ FORBIDDEN_FREQS = {"SECONDLY", "MINUTELY"}
 YEARS = (1900, 2999)
 # dateutil loops for ever on INTERVAL=0 and fails on negative ones; no reminder needs more than this.
 MAX_INTERVAL = 1000
-# dateutil searches up to the year 9999 for a rule whose filters match no day (FREQ=DAILY;BYMONTH=2;
-# BYMONTHDAY=30: seconds of CPU per call, minutes with BYSETPOS on an hourly rule), so the days a rule
-# can match are first looked for within this horizon, with a cheap yearly rule.
+# dateutil searches up to the year 9999 for a rule whose filters match nothing (FREQ=MONTHLY;BYMONTH=2;
+# BYMONTHDAY=30: a second of CPU per call, minutes with BYSETPOS on an hourly rule), so a rule's first
+# occurrence is looked for one period at a time, within this horizon only.
 FIRST_DAY_HORIZON = datetime.timedelta(days=366 * 10)
-_DAY_PARTS = ("BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO")
+# An INTERVAL that skips one period per step makes dateutil leave it at once (the next one is past year 9999).
+_ONE_PERIOD = {"YEARLY": 10_000, "MONTHLY": 12 * 10_000}
+_DAY_PARTS = ("BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYEASTER")
 _ALL_WEEKDAYS = "MO,TU,WE,TH,FR,SA,SU"
 _HAS_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
@@ -95,13 +98,20 @@ def parse_repeat(repeat: str, *, first: datetime.datetime) -> str:
         raise InvalidParams(f"repeat FREQ={freq} is too frequent: the shortest supported repeat is HOURLY")
     _check_bounded(parts)
     try:
-        if freq in {"HOURLY", "DAILY", "WEEKLY"} and any(name in parts for name in _DAY_PARTS):
-            _check_days_exist(parts, first=first)
-        rule = build_rule(rule_text, first=first)
+        if freq in _ONE_PERIOD:
+            found = first_within_horizon(parts, first=first)
+        else:
+            if any(name in parts for name in (*_DAY_PARTS, "BYDAY")):
+                _check_days_exist(parts, first=first)
+            # Bounded: every day is visited (see _check_bounded), and a matching one is within the horizon.
+            found = build_rule(rule_text, first=first).after(first, inc=True)
     except (ValueError, TypeError, KeyError) as exc:
         raise InvalidParams(f"repeat is not a valid RRULE ({rule_text}): {exc}") from None
-    if rule.after(first, inc=True) is None:
-        raise InvalidParams(f"repeat {repeat!r} has no occurrence at or after {first.isoformat()}")
+    if found is None:
+        raise InvalidParams(
+            f"repeat {repeat!r} has no occurrence within {FIRST_DAY_HORIZON.days // 366} years "
+            f"at or after {first.isoformat()}"
+        )
     return rule_text
 
 
@@ -128,6 +138,15 @@ def _check_bounded(parts: dict[str, str]) -> None:
             raise InvalidParams(f"repeat {name} may have one value only: the shortest supported repeat is HOURLY")
     if "BYSETPOS" in parts and parts.get("FREQ") not in {"MONTHLY", "YEARLY"}:
         raise InvalidParams("repeat BYSETPOS is supported with FREQ=MONTHLY or FREQ=YEARLY only")
+    # With a step over 1, an hourly/daily rule can visit only some weekdays or days (FREQ=DAILY;INTERVAL=7;
+    # BYDAY=TU from a Friday never fires) and a weekly one only some weeks; dateutil would search to the year
+    # 9999. Every other week on chosen weekdays (FREQ=WEEKLY;INTERVAL=2;BYDAY=MO) is fine: each week has them all.
+    stepped_filters = {"HOURLY": (*_DAY_PARTS, "BYDAY"), "DAILY": (*_DAY_PARTS, "BYDAY"), "WEEKLY": _DAY_PARTS}
+    filters = [name for name in stepped_filters.get(parts.get("FREQ"), ()) if name in parts]
+    if interval not in {None, "1"} and filters:
+        raise InvalidParams(
+            f"repeat INTERVAL with {', '.join(filters)} is supported with FREQ=MONTHLY or FREQ=YEARLY only"
+        )
 
 
 def _check_days_exist(parts: dict[str, str], *, first: datetime.datetime) -> None:
@@ -138,12 +157,56 @@ def _check_days_exist(parts: dict[str, str], *, first: datetime.datetime) -> Non
     """
     days = {name: parts[name] for name in _DAY_PARTS if name in parts}
     days["BYDAY"] = re.sub(r"[+-]?\d+", "", parts.get("BYDAY", "")) or _ALL_WEEKDAYS
-    probe = "FREQ=YEARLY;" + ";".join(f"{name}={value}" for name, value in days.items())
-    found = build_rule(probe, first=first).after(first, inc=True)
+    found = first_within_horizon({"FREQ": "YEARLY", **days}, first=first)
     if found is None or found - first > FIRST_DAY_HORIZON:
         raise InvalidParams(
             f"repeat matches no day within {FIRST_DAY_HORIZON.days // 366} years of {first.date().isoformat()}"
         )
+
+
+def first_within_horizon(parts: dict[str, str], *, first: datetime.datetime) -> datetime.datetime | None:
+    """The first occurrence at or after `first` of a MONTHLY or YEARLY rule, or None when there is none in the
+    periods (months or years) that start within FIRST_DAY_HORIZON.
+
+    dateutil is asked about one period at a time, so the work is bounded by the horizon whatever the filters
+    (at most 120 monthly or 10 yearly periods), where its own search runs to the year 9999.
+    """
+    freq, interval = parts["FREQ"], int(parts.get("INTERVAL", "1"))
+    rule = build_rule(_rule_text(_with_start_defaults(parts, first=first)), first=first)
+    start_month = first.year * 12 + first.month - 1
+    end = first + FIRST_DAY_HORIZON
+    for period in itertools.count():
+        if period == 0:
+            start = first
+        elif freq == "YEARLY":
+            start = first.replace(year=first.year + period * interval, month=1, day=1, hour=0, minute=0, second=0)
+        else:
+            year, month = divmod(start_month + period * interval, 12)
+            start = first.replace(year=year, month=month + 1, day=1, hour=0, minute=0, second=0)
+        if start > end:
+            return None
+        found = rule.replace(dtstart=start, interval=_ONE_PERIOD[freq]).after(start, inc=True)
+        if found is not None:
+            return found
+    return None  # unreachable: the loop returns once past the horizon
+
+
+def _with_start_defaults(parts: dict[str, str], *, first: datetime.datetime) -> dict[str, str]:
+    """The parts dateutil would take from the start (the day, month and time of `first`) written out, so the
+    rule means the same when a period is searched from another start."""
+    parts = dict(parts)
+    if not any(name in parts for name in ("BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY", "BYEASTER")):
+        if parts["FREQ"] == "YEARLY":
+            parts.setdefault("BYMONTH", str(first.month))
+        parts["BYMONTHDAY"] = str(first.day)
+    parts.setdefault("BYHOUR", str(first.hour))
+    parts.setdefault("BYMINUTE", str(first.minute))
+    parts.setdefault("BYSECOND", str(first.second))
+    return parts
+
+
+def _rule_text(parts: dict[str, str]) -> str:
+    return ";".join(f"{name}={value}" for name, value in parts.items())
 
 
 def build_rule(rule_text: str, *, first: datetime.datetime) -> du_rrule.rrule:
@@ -156,7 +219,12 @@ def build_rule(rule_text: str, *, first: datetime.datetime) -> du_rrule.rrule:
 def next_occurrence(
     *, rule_text: str, first: datetime.datetime, zone: datetime.tzinfo, after: datetime.datetime
 ) -> datetime.datetime | None:
-    """The rule's first occurrence strictly after `after`, or None when the rule has ended."""
+    """The rule's first occurrence strictly after `after`, or None when the rule has ended.
+
+    A rule stored by parse_repeat visits every day it filters on and fires within FIRST_DAY_HORIZON, and the
+    calendar repeats every 400 years, so its next occurrence (or the one past COUNT/UNTIL that ends it) is a
+    bounded number of periods away: this search cannot run to the year 9999.
+    """
     rule = build_rule(rule_text, first=first.astimezone(zone))
     found = rule.after(after.astimezone(zone), inc=False)
     return found

@@ -15,7 +15,8 @@ from django.db import connection
 from cinema import services
 from cinema.models import Reservation, ReservedSeat
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
-from mcpsite.mcp.errors import Conflict
+from mcpsite.mcp import limits
+from mcpsite.mcp.errors import Conflict, ToolError
 from mcpsite.tests.concurrency import run_together
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -109,3 +110,78 @@ def test_control_without_lock_and_constraint_the_race_double_sells(monkeypatch):
         ReservedSeat.objects.all().delete()
         with connection.schema_editor() as editor:
             editor.add_constraint(ReservedSeat, constraint)
+
+
+# --- wrong reservation passwords: counted before hashing ----------------------------------------------
+
+GUESSES = 40
+
+
+def _guess_all_at_once(reservation_id: str) -> Counter:
+    def guess(n: int) -> int:
+        try:
+            services.reservation_authenticate(reservation_id=reservation_id, password=f"guess-{n:04d}")
+        except ToolError as exc:
+            return exc.code
+        return 200
+
+    results, errors = run_together(guess, GUESSES)
+    assert errors == []
+    return Counter(results)
+
+
+def _booked_reservation() -> str:
+    from mcpsite.tests.ratewindow import start_in_a_fresh_window
+
+    booking = services.reservation_create(schedule_id=_show().public_id, seats=["A1"], password="right-password")
+    reservation_id = booking.reservation.public_id
+    start_in_a_fresh_window(f"local:{reservation_id}", "5/15m", needed=60)
+    return reservation_id
+
+
+def test_concurrent_wrong_guesses_get_only_the_allowed_checks(monkeypatch, settings, make_api_key):
+    """Issue #17: 80 concurrent wrong guesses got 14 real checks against a limit of 5 (check, then count)."""
+    settings.CINEMA_PASSWORD_RATE = "5/15m"
+    reservation_id = _booked_reservation()
+    checks, real_check = [], services.check_password
+
+    def counted_check(password, encoded):
+        checks.append(password)
+        return real_check(password, encoded)
+
+    monkeypatch.setattr(services, "check_password", counted_check)
+    outcome = _guess_all_at_once(reservation_id)
+    assert len(checks) == 5
+    assert outcome == {403: 5, 429: GUESSES - 5}
+    owner_key, _raw = make_api_key(name="owner")  # the guesses came from another caller: the owner gets in
+    right = services.reservation_authenticate(
+        reservation_id=reservation_id, password="right-password", api_key=owner_key
+    )
+    assert right.public_id == reservation_id
+
+
+def test_control_counting_after_the_check_lets_more_guesses_through(monkeypatch, settings):
+    """The old order (read the count, hash, count a wrong one) under the same burst: more than 5 are checked.
+
+    Hashing is simulated by a sleep here (the guesses are wrong anyway): 40 concurrent argon2 hashes would take
+    760 MB on a shared machine.
+    """
+    settings.CINEMA_PASSWORD_RATE = "5/15m"
+    reservation_id = _booked_reservation()
+    throttle = services._password_throttle(reservation_id=reservation_id, api_key=None)
+    checks = []
+
+    def check_then_count(throttle):
+        counted = limits.usage(**throttle)
+        return counted["count"] < counted["limit"]
+
+    def slow_wrong_check(password, encoded):
+        checks.append(password)
+        time.sleep(0.05)
+        limits.over_limit(**throttle)  # counted only after the wrong password was found
+        return False
+
+    monkeypatch.setattr(services, "_take_attempt", check_then_count)
+    monkeypatch.setattr(services, "check_password", slow_wrong_check)
+    _guess_all_at_once(reservation_id)
+    assert len(checks) > 5, "checking before counting lets concurrent guesses past the limit"

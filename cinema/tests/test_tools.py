@@ -325,9 +325,9 @@ def test_reservation_ids_count_up_per_day(call_tool, seed_world):
 # --- get_reservation_details / cancel_reservation -------------------------------------------------
 
 
-def test_wrong_passwords_are_throttled_per_reservation(rpc, seed_world, settings):
+def test_wrong_passwords_are_throttled_per_reservation(rpc, seed_world, settings, api_key):
     settings.CINEMA_PASSWORD_RATE = "3/15m"
-    start_in_a_fresh_window("r20260220001", "3/15m")
+    start_in_a_fresh_window(f"key{api_key[0].pk}:r20260220001", "3/15m")
     rpc("reserve_seats", {"schedule_id": "s001", "seats": ["A1"], "reservation_password": "right-password"})
     codes = [
         rpc("get_reservation_details", {"reservation_id": "r20260220001", "reservation_password": f"guess-{i}"})[
@@ -341,6 +341,28 @@ def test_wrong_passwords_are_throttled_per_reservation(rpc, seed_world, settings
     assert right["error"]["code"] == 429
     cancel = rpc("cancel_reservation", {"reservation_id": "r20260220001", "reservation_password": "right-password"})
     assert cancel["error"]["code"] == 429
+
+
+def test_another_keys_guesses_never_lock_the_owner_out(http_post, seed_world, settings, make_api_key):
+    """Issue #17: five wrong guesses from any key locked the real owner out of details and cancel."""
+    settings.CINEMA_PASSWORD_RATE = "3/15m"
+    (owner, owner_raw), (attacker, attacker_raw) = make_api_key(name="owner"), make_api_key(name="attacker")
+    for key in (owner, attacker):
+        start_in_a_fresh_window(f"key{key.pk}:r20260220001", "3/15m")
+
+    def rpc(raw, method, password):
+        params = {"reservation_id": "r20260220001", "reservation_password": password}
+        if method == "reserve_seats":
+            params = {"schedule_id": "s001", "seats": ["A1"], "reservation_password": password}
+        return http_post("/rpc", {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, raw_key=raw).json()
+
+    rpc(owner_raw, "reserve_seats", "right-password")
+    guesses = [rpc(attacker_raw, "get_reservation_details", f"guess-{i}")["error"]["code"] for i in range(6)]
+    assert guesses == [403, 403, 403, 429, 429, 429]
+    # the owner's key has its own allowance, and the right password never uses it up
+    for _ in range(5):
+        assert rpc(owner_raw, "get_reservation_details", "right-password")["result"]["reservation_id"] == "r20260220001"
+    assert rpc(owner_raw, "cancel_reservation", "right-password")["result"]["status"] == "cancelled"
 
 
 def test_cancel_frees_seats_at_once_and_twice_is_an_error(call_tool, rpc, seed_world):

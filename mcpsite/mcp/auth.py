@@ -15,6 +15,9 @@ from .dispatch import in_worker_thread
 from .errors import Unauthorized
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+# Where mcpsite.guard leaves the ApiKey it authenticated before reading the body (the ASGI scope is the
+# server's, never the client's), so the view does not look it up a second time.
+SCOPE_AUTHENTICATED_KEY = "mcpsite.authenticated_api_key"
 
 
 def bearer_token(header_value: str | None) -> str | None:
@@ -59,6 +62,10 @@ class ApiKeyAuthentication(BaseAuthentication):
     """DRF authentication: `Authorization: Bearer <key>`; `request.auth` is the ApiKey."""
 
     def authenticate(self, request):
+        scope = getattr(request._request, "scope", None) or {}
+        if scope.get(SCOPE_AUTHENTICATED_KEY) is not None:
+            api_key = scope[SCOPE_AUTHENTICATED_KEY]
+            return (api_key.owner, api_key)
         token = bearer_token(request.META.get("HTTP_AUTHORIZATION"))
         if token is None:
             return None

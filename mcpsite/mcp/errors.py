@@ -118,6 +118,12 @@ class PayloadTooLarge(ToolError):
     http_status = 413
 
 
+class RequestTimeout(ToolError):
+    code = INVALID_REQUEST
+    message = "Request body timed out"
+    http_status = 408
+
+
 def rest_status(error: ToolError) -> int:
     """The HTTP status for the plain REST endpoints, where the status carries the outcome."""
     if error.http_status != 200:

@@ -22,10 +22,18 @@ NO_ID = object()
 
 
 def parse(body: bytes | str) -> Any:
+    """The JSON of a request body or message, or ParseError (-32700) for anything a decoder refuses.
+
+    Deep nesting (`[[[[…` a hundred thousand times, well under the body limit) makes the standard decoder raise
+    RecursionError and others a depth error; either is the client's malformed input, never a 500 or a dropped
+    socket.
+    """
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParseError(data=f"Invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ParseError(data="Invalid JSON: nested too deeply") from None
 
 
 def error_response(request_id: Any, error: ToolError) -> dict[str, Any]:

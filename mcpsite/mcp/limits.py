@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django_ratelimit.core import get_usage
+from django.core.cache import caches
+from django_ratelimit.core import ALL, _get_window, _make_cache_key, _split_rate, get_usage
 
 from .errors import RateLimited
 
@@ -20,6 +21,18 @@ def over_limit(*, group: str, key: str, rate: str) -> bool:
     """Count one hit for `key` in `group`; True when the rate is exceeded."""
     counted = usage(group=group, key=key, rate=rate, increment=True)
     return bool(counted and counted["should_limit"])
+
+
+def give_back(*, group: str, key: str, rate: str) -> None:
+    """Uncount one hit that over_limit counted (an attempt that turned out not to be one to limit, such as the right
+    password). Atomic like the count (the cache's decr); nothing when the window has ended meanwhile."""
+    _limit, period = _split_rate(rate)
+    # django-ratelimit has no public decrement; this is the key get_usage counted under (method=ALL).
+    cache_key = _make_cache_key(group, _get_window(key, period), rate, key, ALL)
+    try:
+        caches[settings.RATELIMIT_USE_CACHE].decr(cache_key)
+    except ValueError:  # the window's counter expired
+        pass
 
 
 def _api_key_rate(api_key) -> dict:

@@ -48,12 +48,12 @@ class LiveSite:
         lookup = f"from mcpsite.models import ApiKey; print(ApiKey.objects.get(name={name!r}).pk)"
         return raw, int(self.manage("shell", "-v", "0", "-c", lookup))
 
-    def start_server(self) -> str:
+    def start_server(self, *, access_log: bool = False) -> str:
         port = free_port()
         log = open(Path(self.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{port}.log", "w")  # noqa: SIM115
         proc = subprocess.Popen(
             [PYTHON, "-m", "uvicorn", "mcpsite.tests.asgi_with_test_tools:application", "--port", str(port),
-             "--host", "127.0.0.1", "--lifespan", "on", "--no-access-log"],
+             "--host", "127.0.0.1", "--lifespan", "on", "--access-log" if access_log else "--no-access-log"],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         self.processes.append(proc)

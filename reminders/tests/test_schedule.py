@@ -128,3 +128,65 @@ def test_rules_that_would_hang_or_flood_are_refused(repeat, message):
 def test_unusual_but_sound_rules_still_work(repeat, second):
     rule = schedule.parse_repeat(repeat, first=FIRST)
     assert schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=FIRST) == second
+
+
+# --- rules that match nothing cost bounded work (issue #17: 50 such rules took 66.8 s of CPU) ---------
+
+IMPOSSIBLE_RULES = [
+    "FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=30",
+    "FREQ=MONTHLY;BYMONTHDAY=31;BYMONTH=4,6,9,11;BYSETPOS=1",
+    "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30",
+    "FREQ=YEARLY;BYMONTH=4;BYMONTHDAY=31;BYHOUR=1,2,3,4,5,6,7,8,9,10,11,12",
+    "FREQ=YEARLY;BYWEEKNO=1;BYMONTH=6",
+    "FREQ=YEARLY;BYYEARDAY=200;BYMONTH=1",
+    "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29",  # 2025, 2029, … never a leap year
+    "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30",
+    "FREQ=DAILY;INTERVAL=7;BYDAY=TU",  # from a Friday: only Fridays are visited
+    "FREQ=HOURLY;INTERVAL=168;BYDAY=TU",
+]
+
+
+@pytest.fixture
+def dateutil_periods(monkeypatch):
+    """How many months or years dateutil lays out: its unit of work, counted instead of timed."""
+    from dateutil import rrule as du_rrule
+
+    calls = []
+    rebuild = du_rrule._iterinfo.rebuild
+
+    def counting(self, year, month):
+        calls.append((year, month))
+        return rebuild(self, year, month)
+
+    monkeypatch.setattr(du_rrule._iterinfo, "rebuild", counting)
+    return calls
+
+
+def test_fifty_impossible_rules_are_refused_in_bounded_work(dateutil_periods):
+    """Before: one such rule made dateutil lay out every month to the year 9999 (~95,000); now each rule looks
+    at the periods within the horizon only (at most 120 months or 10 years, a little more for the daily probe)."""
+    for repeat in (IMPOSSIBLE_RULES * 5)[:50]:
+        with pytest.raises(InvalidParams, match="no occurrence within 10 years|matches no day|INTERVAL with"):
+            schedule.parse_repeat(repeat, first=FIRST)
+    assert len(dateutil_periods) < 50 * 300
+
+
+@pytest.mark.parametrize(
+    ("repeat", "second"),
+    [
+        ("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29", datetime.datetime(2028, 2, 29, 7, 0, tzinfo=TOKYO)),
+        ("FREQ=YEARLY", datetime.datetime(2026, 9, 19, 7, 0, tzinfo=TOKYO)),
+        ("FREQ=MONTHLY;BYMONTHDAY=31", datetime.datetime(2025, 10, 31, 7, 0, tzinfo=TOKYO)),
+        ("FREQ=MONTHLY;BYDAY=5FR", datetime.datetime(2025, 10, 31, 7, 0, tzinfo=TOKYO)),
+        ("FREQ=MONTHLY;INTERVAL=12;BYMONTH=2;BYMONTHDAY=29", None),  # Septembers only: refused below
+        ("FREQ=YEARLY;INTERVAL=3;BYMONTH=2;BYMONTHDAY=29", datetime.datetime(2028, 2, 29, 7, 0, tzinfo=TOKYO)),
+        ("FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE", datetime.datetime(2025, 9, 29, 7, 0, tzinfo=TOKYO)),
+    ],
+)
+def test_monthly_and_yearly_rules_keep_their_meaning(repeat, second):
+    if second is None:
+        with pytest.raises(InvalidParams, match="no occurrence within 10 years"):
+            schedule.parse_repeat(repeat, first=FIRST)
+        return
+    rule = schedule.parse_repeat(repeat, first=FIRST)
+    assert schedule.next_occurrence(rule_text=rule, first=FIRST, zone=TOKYO, after=FIRST) == second

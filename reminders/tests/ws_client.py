@@ -14,6 +14,11 @@ from asgiref.testing import ApplicationCommunicator
 
 def exchange(raw_key: str, messages: list[dict]) -> tuple[list[dict], dict | None]:
     """Send each message, collect each answer; the second value is the server's close, if it closed."""
+    return exchange_raw(raw_key, [json.dumps(message, ensure_ascii=False) for message in messages])
+
+
+def exchange_raw(raw_key: str, texts: list[str]) -> tuple[list[dict], dict | None]:
+    """exchange() with each text frame as given (malformed JSON too)."""
     from mcpsite.routing import application
 
     async def run():
@@ -29,8 +34,7 @@ def exchange(raw_key: str, messages: list[dict]) -> tuple[list[dict], dict | Non
         await communicator.send_input({"type": "websocket.connect"})
         assert (await communicator.receive_output(timeout=10))["type"] == "websocket.accept"
         answers = []
-        for message in messages:
-            text = json.dumps(message, ensure_ascii=False)
+        for text in texts:
             await communicator.send_input({"type": "websocket.receive", "text": text})
             answers.append(json.loads((await communicator.receive_output(timeout=10))["text"]))
         closed = None

@@ -1,0 +1,40 @@
+"""Logging filters that keep credentials out of log lines.
+
+The calendar feed's URL (`/calendar/<token>.ics`) is its only credential, and every access log writes the
+path: uvicorn's (`uvicorn.access`), gunicorn's (`gunicorn.access`), runserver's (`django.server`), and Django's
+own warnings (`Not Found: /calendar/….ics`). The filter rewrites the token in the record before any handler
+formats it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+FEED_TOKEN = re.compile(r"(/calendar/)[^/?#\s\"]+(\.ics)")
+REDACTED = r"\1[redacted]\2"
+# Access loggers that servers configure with handlers of their own before Django starts; the filter is
+# added to them directly, since configuring them in LOGGING would replace those handlers.
+ACCESS_LOGGERS = ("uvicorn.access", "gunicorn.access", "django.server")
+
+
+def redact(value):
+    return FEED_TOKEN.sub(REDACTED, value) if isinstance(value, str) else value
+
+
+class RedactFeedTokens(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = redact(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(arg) for arg in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {key: redact(arg) for key, arg in record.args.items()}
+        return True
+
+
+def install_on_access_loggers() -> None:
+    """Add the filter to each access logger once (Django may be set up more than once in a process)."""
+    for name in ACCESS_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactFeedTokens) for f in logger.filters):
+            logger.addFilter(RedactFeedTokens())
