@@ -34,10 +34,11 @@ def postgres_database(name: str) -> str:
     ).stdout.strip()
     try:
         psycopg.connect(admin_url, connect_timeout=2).close()
+        started = False
     except psycopg.OperationalError:
         print(f"[{name}] starting the throwaway PostgreSQL (scripts/testpg, port {env['TESTPG_PORT']})", flush=True)
         subprocess.run([ROOT / "scripts/testpg", "start"], env=env, check=True, capture_output=True)
-        atexit.register(subprocess.run, [ROOT / "scripts/testpg", "stop"], env=env, check=False)
+        started = True
     database = f"bench_{name.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{database}"')
@@ -48,8 +49,11 @@ def postgres_database(name: str) -> str:
         connections.close_all()
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            others = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'bench\\_%'").fetchone()[0]
+        if started and not others:  # the cluster we started, unless another benchmark still uses it
+            subprocess.run([ROOT / "scripts/testpg", "stop"], env=env, check=False)
 
-    atexit.register(drop)  # registered after the stop, so it runs before it
+    atexit.register(drop)
     return admin_url.rsplit("/", 1)[0] + "/" + database
 
 
