@@ -12,12 +12,12 @@ from typing import Protocol
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F, Func, IntegerField, Q, Value
+from django.db.models import BooleanField, F, Func, IntegerField, Q, Value
 from django.db.models.expressions import RawSQL
 from rapidfuzz import fuzz
 
 from .models import Product
-from .search_keys import normalize, query_terms
+from .search_keys import gram_token, normalize, query_terms
 
 logger = logging.getLogger(__name__)
 
@@ -37,18 +37,23 @@ class SearchBackend(Protocol):
         ...
 
 
-_fts_seen: set[str] = set()
+_tables_seen: set[tuple[str, str]] = set()
+
+
+def _sqlite_has_table(alias: str, table: str) -> bool:
+    """Whether a migration created this FTS5 table; only a yes is remembered."""
+    if (alias, table) not in _tables_seen:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %s", [table])
+            if cursor.fetchone() is None:
+                return False
+        _tables_seen.add((alias, table))
+    return True
 
 
 def sqlite_has_fts(alias: str) -> bool:
-    """Whether migration 0001 created the FTS5 table (SQLite >= 3.34); only a yes is remembered."""
-    if alias not in _fts_seen:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'merchant_product_fts'")
-            if cursor.fetchone() is None:
-                return False
-        _fts_seen.add(alias)
-    return True
+    """Whether migration 0001 created the trigram FTS5 table (SQLite >= 3.34)."""
+    return _sqlite_has_table(alias, "merchant_product_fts")
 
 
 def _fts_phrase(term: str) -> str:
@@ -89,6 +94,10 @@ class DatabaseSearch:
 
     name = "database"
 
+    def __init__(self, *, short_index: bool = True):
+        # short_index=False: short terms select candidates by a scan (the slow path the index must equal).
+        self.short_index = short_index
+
     def candidate_cap(self, limit: int) -> int:
         return max(limit * 5, 100)
 
@@ -112,10 +121,10 @@ class DatabaseSearch:
         if long_terms and not rows:
             rows = self._candidates(self._indexed_match(long_terms), limit, scored=scored)
         if not rows and short_terms:
-            scan = Q()
+            condition = Q()
             for term in short_terms:
-                scan |= Q(search_key__contains=term)
-            rows = self._candidates(scan, limit, scored=scored)
+                condition |= self._short_match(term)
+            rows = self._candidates(condition, limit, scored=scored)
         whole = " ".join(terms)
 
         def rank(row):
@@ -140,6 +149,22 @@ class DatabaseSearch:
             rows = rows.annotate(matched=sum((Contains("search_key", t) for t in scored), start=Value(0)))
             rows = rows.order_by("-matched", "id")
         return list(rows.values_list("id", "name", "matched")[: self.candidate_cap(limit)])
+
+    def _short_match(self, term: str) -> Q:
+        """Rows whose key holds a 1- or 2-character term: through the gram index (migration 0002) when there is
+        one, which narrows the rows `contains` then checks; else `contains` alone, a scan."""
+        contains = Q(search_key__contains=term)
+        if not self.short_index:
+            return contains
+        if connection.vendor == "sqlite" and _sqlite_has_table(connection.alias, "merchant_product_grams"):
+            grams = RawSQL(
+                "SELECT rowid FROM merchant_product_grams WHERE merchant_product_grams MATCH %s", [gram_token(term)]
+            )
+            return Q(id__in=grams) & contains
+        if connection.vendor == "postgresql":
+            grams = RawSQL("merchant_short_grams(search_key) @> ARRAY[%s]::text[]", [term], output_field=BooleanField())
+            return Q(grams) & contains
+        return contains
 
     def _indexed_match(self, long_terms: list[str], *, every: bool = False) -> Q:
         """Rows whose key holds any (or `every`) of the terms, through the trigram index."""
