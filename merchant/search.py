@@ -56,6 +56,11 @@ def sqlite_has_fts(alias: str) -> bool:
     return _sqlite_has_table(alias, "merchant_product_fts")
 
 
+def sqlite_has_grams(alias: str) -> bool:
+    """Whether migration 0002 created the short-term gram table (SQLite built with FTS5)."""
+    return _sqlite_has_table(alias, "merchant_product_grams")
+
+
 def _fts_phrase(term: str) -> str:
     # An FTS5 string literal: the term is matched as a phrase, never parsed as query syntax.
     return '"' + term.replace('"', '""') + '"'
@@ -156,7 +161,7 @@ class DatabaseSearch:
         contains = Q(search_key__contains=term)
         if not self.short_index:
             return contains
-        if connection.vendor == "sqlite" and _sqlite_has_table(connection.alias, "merchant_product_grams"):
+        if connection.vendor == "sqlite" and sqlite_has_grams(connection.alias):
             grams = RawSQL(
                 "SELECT rowid FROM merchant_product_grams WHERE merchant_product_grams MATCH %s", [gram_token(term)]
             )

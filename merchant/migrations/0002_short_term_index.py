@@ -3,7 +3,9 @@
 SQLite: a contentless FTS5 table (detail=none: document ids only) of each key's 1- and 2-character grams,
 as ASCII tokens made by the function `merchant_gram_tokens` (search_keys.gram_tokens, registered on every
 connection by MerchantConfig; a write from a connection without it fails rather than leaving the index
-stale). PostgreSQL: `merchant_short_grams(search_key)`, an immutable SQL function with the same grams,
+stale). Its delete triggers recompute the old row's tokens, as contentless FTS5 requires (SQLite < 3.43 has no
+contentless_delete): a change of gram_tokens must come with a migration that empties and refills the table
+('delete-all', then the INSERT ... SELECT below). PostgreSQL: `merchant_short_grams(search_key)`, an immutable SQL function with the same grams,
 under a GIN index; `merchant_short_grams(search_key) @> ARRAY[term]` uses it.
 """
 
