@@ -25,12 +25,13 @@ class PointMemoryCache(LocMemCache):
 
     Django's versions loop over get()/set(), and each key pays a lock round and the memcached
     portability check (a lazily compiled regex behind a proxy): 2,500 distinct points cost more
-    than the rest of a cold 10,000-point call (profiled, bench/bench_geo.py). Keys are still
-    validated once each, values still pickled, expiry and culling are LocMemCache's own.
+    than the rest of a cold 10,000-point call (profiled, bench/bench_geo.py). The check only warns
+    about memcached, which never holds these keys (cache_keys() makes them: ASCII, no spaces, short),
+    so the batches skip it; values are still pickled, expiry and culling are LocMemCache's own.
     """
 
     def get_many(self, keys, version=None):
-        made = {self.make_and_validate_key(key, version=version): key for key in keys}
+        made = {self.make_key(key, version=version): key for key in keys}
         pickled = {}
         with self._lock:
             for key, original in made.items():
@@ -44,7 +45,7 @@ class PointMemoryCache(LocMemCache):
 
     def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
         pickled = [
-            (self.make_and_validate_key(key, version=version), pickle.dumps(value, self.pickle_protocol))
+            (self.make_key(key, version=version), pickle.dumps(value, self.pickle_protocol))
             for key, value in data.items()
         ]
         with self._lock:
