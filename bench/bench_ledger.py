@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import statistics
-import subprocess
 import sys
 import time
 import tracemalloc
@@ -22,20 +21,17 @@ from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import boot, peak_rss_mib  # noqa: E402
+from common import DATABASES, boot, peak_rss_mib, run_each_database  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=500_000, help="two-line entries (default 500,000 = 1M lines)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--database", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--database", choices=[*DATABASES, "both"], default="both")
     options = parser.parse_args()
     if options.database == "both":
-        for database in ("sqlite", "postgres"):
-            print(f"=== {database}", flush=True)
-            argv = [sys.executable, __file__, "--entries", str(options.entries), "--repeat", str(options.repeat)]
-            subprocess.run([*argv, "--database", database], check=True)
+        run_each_database(__file__)
         return
 
     started = time.perf_counter()

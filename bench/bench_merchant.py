@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import boot, percentile, timings  # noqa: E402
+from common import DATABASES, boot, percentile, run_each_database, timings  # noqa: E402
 
 QUERIES = [
     ["むぎぼー"],
@@ -46,13 +45,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--database", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--database", choices=[*DATABASES, "both"], default="both")
     args = parser.parse_args()
     if args.database == "both":
-        for database in ("sqlite", "postgres"):
-            print(f"=== {database}", flush=True)
-            argv = [sys.executable, __file__, "--scale", str(args.scale), "--rounds", str(args.rounds)]
-            subprocess.run([*argv, "--database", database], check=True)
+        run_each_database(__file__)
         return
 
     os.environ.pop("MEILISEARCH_URL", None)  # the embedded database search is what is measured

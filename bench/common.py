@@ -23,6 +23,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+DATABASES = ("sqlite", "postgres")
+
+
+def run_each_database(script: str) -> None:
+    """Run `script` with this process's arguments once per database (`--database sqlite`, then `postgres`), one
+    child process each: Django binds one database per process. Output goes straight through."""
+    for database in DATABASES:
+        print(f"=== {database}", flush=True)
+        subprocess.run([sys.executable, script, *sys.argv[1:], "--database", database], check=True)
+
+
 def postgres_database(name: str) -> str:
     """The URL of a new, empty database on the throwaway cluster of `scripts/testpg` (started if it is not
     running, and then stopped at exit); the database is dropped at exit."""
