@@ -6,7 +6,8 @@ third of the SDK's default text copy (measured, see DESIGN.md).
 orjson writes exactly that (compact, UTF-8) several times faster than the stdlib encoder: every tool result
 is encoded at least twice (`to_jsonable`, then the transport), which was a fifth of geo's 10,000-point call
 (bench/bench_geo.py). Dates, times and Decimals still go through `_default`, so the text is what the stdlib
-path wrote; what orjson refuses (integers beyond 64 bits, lone surrogates) falls back to the stdlib encoder.
+path wrote (floats with tiny exponents aside: 1e-7, not 1e-07, the same number); what orjson refuses (integers
+beyond 64 bits, lone surrogates) falls back to the stdlib encoder.
 """
 
 from __future__ import annotations
