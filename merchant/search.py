@@ -23,6 +23,9 @@ logger = logging.getLogger(__name__)
 
 # The trigram tokenizer matches terms of three characters or more; shorter ones use LIKE/instr.
 TRIGRAM = 3
+# A lone short term is first looked for in this many rows (a few ms): enough for any term on 2% of the products
+# to fill a candidate cap of 100; rarer ones go through the gram index.
+SHORT_SCAN_ROWS = 5000
 
 
 class SearchBackendError(Exception):
@@ -126,10 +129,18 @@ class DatabaseSearch:
         if long_terms and not rows:
             rows = self._candidates(self._indexed_match(long_terms), limit, scored=scored)
         if not rows and short_terms:
-            condition = Q()
-            for term in short_terms:
-                condition |= self._short_match(term)
-            rows = self._candidates(condition, limit, scored=scored)
+            if scored is None and self.short_index:
+                # A common short term (抹茶, ぼ) fills the cap within the first rows in id order, the same rows the
+                # scan returns; through the gram index it would fetch all its matches (2-6x slower, measured).
+                first = Q(id__in=self._first_rows()) & Q(search_key__contains=short_terms[0])
+                rows = self._candidates(first, limit, scored=None)
+                if len(rows) < self.candidate_cap(limit):
+                    rows = []
+            if not rows:
+                condition = Q()
+                for term in short_terms:
+                    condition |= self._short_match(term)
+                rows = self._candidates(condition, limit, scored=scored)
         whole = " ".join(terms)
 
         def rank(row):
@@ -154,6 +165,10 @@ class DatabaseSearch:
             rows = rows.annotate(matched=sum((Contains("search_key", t) for t in scored), start=Value(0)))
             rows = rows.order_by("-matched", "id")
         return list(rows.values_list("id", "name", "matched")[: self.candidate_cap(limit)])
+
+    def _first_rows(self):
+        """The ids of the first SHORT_SCAN_ROWS in-stock products in id order (a bounded scan)."""
+        return Product.objects.in_stock().order_by("id").values("id")[:SHORT_SCAN_ROWS]
 
     def _short_match(self, term: str) -> Q:
         """Rows whose key holds a 1- or 2-character term: through the gram index (migration 0002) when there is
