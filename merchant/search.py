@@ -23,8 +23,8 @@ logger = logging.getLogger(__name__)
 
 # The trigram tokenizer matches terms of three characters or more; shorter ones use LIKE/instr.
 TRIGRAM = 3
-# A lone short term is first looked for in this many rows (a few ms): enough for any term on 2% of the products
-# to fill a candidate cap of 100; rarer ones go through the gram index.
+# A lone short term is first looked for in the first this-many products (a bounded scan): enough for a term on
+# 2% of them to fill a candidate cap of 100; rarer ones go through the gram index.
 SHORT_SCAN_ROWS = 5000
 
 
@@ -167,10 +167,10 @@ class DatabaseSearch:
         return list(rows.values_list("id", "name", "matched")[: self.candidate_cap(limit)])
 
     def _last_of_first_rows(self) -> Subquery:
-        """The id of the SHORT_SCAN_ROWS-th in-stock product in id order (NULL when there are fewer, so `id <=` it
-        matches nothing). A bound on the key, not `id IN (first rows)`: the scan still stops at the cap, where
-        the IN list had to be built first (measured 2x slower)."""
-        return Subquery(Product.objects.in_stock().order_by("id").values("id")[SHORT_SCAN_ROWS - 1 : SHORT_SCAN_ROWS])
+        """The id of the SHORT_SCAN_ROWS-th product in id order (NULL when there are fewer, so `id <=` it matches
+        nothing): in-stock or not, so it is read from the primary key alone. A bound on the key, not
+        `id IN (first rows)`: the scan still stops at the cap, where the IN list had to be built first."""
+        return Subquery(Product.objects.order_by("id").values("id")[SHORT_SCAN_ROWS - 1 : SHORT_SCAN_ROWS])
 
     def _short_match(self, term: str) -> Q:
         """Rows whose key holds a 1- or 2-character term: through the gram index (migration 0002) when there is
