@@ -67,7 +67,7 @@ def timed(fn, repeat: int, label: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--points", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
 
     call_command("seed_geo", stdout=open(os.devnull, "w"))  # noqa: SIM115
@@ -102,10 +102,15 @@ def main() -> None:
     def warm_cache():
         dispatch.call_tool(CTX, "resolve_points", json.loads(request_text))
 
-    t_base = timed(baseline, args.repeat, "baseline json")
-    t_ours = timed(call_tool, args.repeat, "resolve (cold cache)")
+    # Interleaved rounds (baseline, cold, warm), so a noisy neighbour slows all three alike; medians reported.
+    t_base, t_ours, t_warm = [], [], []
     call_tool()
-    t_warm = timed(warm_cache, args.repeat, "resolve (warm cache)")
+    for _ in tqdm(range(args.repeat), desc="rounds (baseline, cold, warm)", leave=False, file=sys.stderr):
+        for samples, fn in ((t_base, baseline), (t_ours, call_tool), (t_warm, warm_cache)):
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
+    t_base, t_ours, t_warm = (statistics.median(s) for s in (t_base, t_ours, t_warm))
 
     galuchat.lookup = real_lookup
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
@@ -118,7 +123,7 @@ def main() -> None:
         t_http = timed(call_tool, max(3, args.repeat // 2), "resolve via HTTP client")
 
     distinct = len({(p["lon"], p["lat"]) for p in points})
-    print(f"geo resolve_points: {args.points} points ({distinct} distinct), median of {args.repeat}")
+    print(f"geo resolve_points: {args.points} points ({distinct} distinct), median of {args.repeat} interleaved rounds")
     print(f"  baseline json.loads+json.dumps (request+result): {t_base * 1000:8.1f} ms   1.00x")
     print(f"  ours, cold cache (3 upstream answers merged):    {t_ours * 1000:8.1f} ms   {t_ours / t_base:5.2f}x")
     print(f"  ours, warm cache (no upstream call):             {t_warm * 1000:8.1f} ms   {t_warm / t_base:5.2f}x")

@@ -1,4 +1,5 @@
-"""Shared bootstrapping for the standalone benchmarks: a throwaway SQLite database and timing helpers.
+"""Shared bootstrapping for the standalone benchmarks: a throwaway database (SQLite, or PostgreSQL from
+`scripts/testpg` on $TESTPG_PORT) and timing helpers.
 
 Every benchmark prints ratios against a baseline run side by side in the same process, because
 these machines are noisy: absolute times mean little, ratios are what count.
@@ -8,23 +9,76 @@ from __future__ import annotations
 
 import atexit
 import os
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def boot(name: str) -> str:
-    """Set up Django on a fresh, migrated SQLite database in a temporary MCPSITE_VAR_DIR (never the user's data),
-    removed when the process exits; returns that directory."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+DATABASES = ("sqlite", "postgres")
+
+
+def run_each_database(script: str) -> None:
+    """Run `script` with this process's arguments once per database (`--database sqlite`, then `postgres`), one
+    child process each: Django binds one database per process. Output goes straight through."""
+    for database in DATABASES:
+        print(f"=== {database}", flush=True)
+        subprocess.run([sys.executable, script, *sys.argv[1:], "--database", database], check=True)
+
+
+def postgres_database(name: str) -> str:
+    """The URL of a new, empty database on the throwaway cluster of `scripts/testpg` (started if it is not
+    running, and then stopped at exit); the database is dropped at exit."""
+    import psycopg
+
+    env = {**os.environ, "TESTPG_PORT": os.environ.get("TESTPG_PORT", "54329")}
+    admin_url = subprocess.run(
+        [ROOT / "scripts/testpg", "url", "postgres"], env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    try:
+        psycopg.connect(admin_url, connect_timeout=2).close()
+        started = False
+    except psycopg.OperationalError:
+        print(f"[{name}] starting the throwaway PostgreSQL (scripts/testpg, port {env['TESTPG_PORT']})", flush=True)
+        subprocess.run([ROOT / "scripts/testpg", "start"], env=env, check=True, capture_output=True)
+        started = True
+    database = f"bench_{name.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+
+    def drop() -> None:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+            others = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'bench\\_%'").fetchone()[0]
+        if started and not others:  # the cluster we started, unless another benchmark still uses it
+            subprocess.run([ROOT / "scripts/testpg", "stop"], env=env, check=False)
+
+    atexit.register(drop)
+    return admin_url.rsplit("/", 1)[0] + "/" + database
+
+
+def boot(name: str, *, postgres: bool = False) -> str:
+    """Set up Django on a fresh, migrated database (SQLite in a temporary MCPSITE_VAR_DIR, or a new PostgreSQL
+    database: never the user's data), removed when the process exits; returns that directory."""
+    sys.path.insert(0, str(ROOT))
     var_dir = tempfile.mkdtemp(prefix=f"bench-{name}-")
     atexit.register(_remove, var_dir)
     os.environ["MCPSITE_VAR_DIR"] = var_dir
-    os.environ.pop("DATABASE_URL", None)
+    if postgres:
+        os.environ["DATABASE_URL"] = postgres_database(name)
+    else:
+        os.environ.pop("DATABASE_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
@@ -32,7 +86,8 @@ def boot(name: str) -> str:
     django.setup()
     from django.core.management import call_command
 
-    print(f"[{name}] migrating a fresh SQLite database in {var_dir}", flush=True)
+    where = "PostgreSQL database" if postgres else f"SQLite database in {var_dir}"
+    print(f"[{name}] migrating a fresh {where}", flush=True)
     call_command("migrate", verbosity=0)
     call_command("createcachetable", verbosity=0)
     return var_dir
@@ -75,3 +130,8 @@ def report(label: str, ours: list[float], baseline: list[float], baseline_label:
         flush=True,
     )
     return ratio
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far, in MiB (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -27,14 +27,13 @@ def points_resolve(
     config = config or galuchat_config()
     parsed = parse_points(points, unit=config.unit, max_points=config.max_points)
     resolved = _resolve_unique(config, granularity, parsed)
-    results = []
-    for point in parsed:
-        code, address = resolved[point.key]
-        item: dict[str, Any] = {"ref": point.ref} if point.has_ref else {}
-        item["code"] = code
-        item["address"] = address
-        results.append(item)
-    return results
+    # One dict display per point (the hot loop at 10,000 points): no attribute lookups, no item assignments.
+    return [
+        {"ref": ref, "code": resolved[key][0], "address": resolved[key][1]}
+        if has_ref
+        else {"code": resolved[key][0], "address": resolved[key][1]}
+        for key, has_ref, ref in parsed
+    ]
 
 
 def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[InputPoint]) -> dict:
@@ -42,9 +41,7 @@ def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[Input
     for index, point in enumerate(parsed):
         first_index.setdefault(point.key, index)
     mapset = config.mapsets[granularity]
-    cache_keys = (
-        {p: pointcache.cache_key(granularity, mapset, config.unit, p) for p in first_index} if config.cache_ttl else {}
-    )
+    cache_keys = pointcache.cache_keys(granularity, mapset, config.unit, first_index) if config.cache_ttl else {}
 
     resolved: dict[tuple[int, int], Resolved] = {}
     if config.cache_ttl:

@@ -189,7 +189,7 @@ else:
         # Resolved points: up to 10,000 per call, too many for row-per-key database writes; kept per
         # process here, shared through Redis when REDIS_URL is set.
         "geo": {
-            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "BACKEND": "geo.pointcache.PointMemoryCache",  # LocMemCache with batched get_many/set_many
             "LOCATION": "geo-points",
             "OPTIONS": {"MAX_ENTRIES": 200_000},
         },

@@ -5,4 +5,16 @@ class MerchantConfig(AppConfig):
     name = "merchant"
 
     def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
         from . import checks, signals, tools  # noqa: F401  (system checks, index sync, the MCP tools)
+
+        connection_created.connect(_register_sqlite_functions, dispatch_uid="merchant_sqlite_functions")
+
+
+def _register_sqlite_functions(sender, connection, **kwargs) -> None:
+    """`merchant_gram_tokens()`, which the triggers of the short-term index call (migration 0002)."""
+    if connection.vendor == "sqlite":
+        from .search_keys import gram_tokens
+
+        connection.connection.create_function("merchant_gram_tokens", 1, gram_tokens, deterministic=True)

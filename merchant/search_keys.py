@@ -36,3 +36,26 @@ def query_terms(query: str, *, max_terms: int = 10) -> list[str]:
         if word and word not in terms:
             terms.append(word)
     return terms[:max_terms]
+
+
+# --- short terms -------------------------------------------------------------------------------
+# A trigram index cannot serve a term of one or two characters (抹茶, 方眼, ぼ). Every 1- and 2-character
+# substring of a key (without whitespace: terms never hold any) is indexed instead: an FTS5 table of
+# these grams on SQLite, a GIN expression index over the same grams on PostgreSQL (migration 0002).
+SHORT_GRAM = 2
+
+
+def short_grams(key: str) -> list[str]:
+    """The distinct 1- and 2-character substrings of a search key that hold no whitespace, in order."""
+    grams = dict.fromkeys(key[i : i + n] for n in (1, SHORT_GRAM) for i in range(len(key) - n + 1))
+    return [g for g in grams if not any(ch.isspace() for ch in g)]
+
+
+def gram_token(gram: str) -> str:
+    """A gram as one ASCII FTS5 token (g + hex code points): no tokenizer can split, fold or drop it."""
+    return "g" + "x".join(f"{ord(ch):x}" for ch in gram)
+
+
+def gram_tokens(key: str | None) -> str:
+    """The FTS5 document of a key's grams (the SQLite function `merchant_gram_tokens`)."""
+    return " ".join(gram_token(g) for g in short_grams(key or ""))

@@ -62,3 +62,32 @@ def test_non_printable_refs_are_refused(ref):
 @pytest.mark.parametrize("ref", ["東京 タワー", "全角　スペース", "emoji 🗼", "x" * 128])
 def test_printable_refs_are_accepted(ref):
     assert parse_points([{"ref": ref, "lat": 0, "lon": 0}], unit=UNIT, max_points=1)[0].ref == ref
+
+
+@pytest.mark.parametrize("bad", [[35], {"v": 35}, "35", True, float("nan"), float("inf"), 90.5])
+def test_a_repeated_longitude_never_lets_a_bad_latitude_through(bad):
+    # Repeated (lon, lat) pairs skip validation; an unhashable or invalid latitude must still be refused.
+    with pytest.raises(InvalidInput) as info:
+        parse_points([{"lat": 35, "lon": 139}, {"ref": "b", "lat": bad, "lon": 139}], unit=UNIT, max_points=9)
+    assert info.value.location == 'points[1] (ref "b")'
+
+
+coordinate = st.one_of(
+    st.integers(min_value=-90, max_value=90), st.floats(min_value=-90, max_value=90).map(lambda v: round(v, 4))
+)
+
+
+@given(st.lists(st.tuples(coordinate, coordinate, st.one_of(st.none(), st.text(max_size=3))), max_size=30), st.data())
+def test_repeated_points_parse_like_single_ones(pairs, data):
+    """Each point parses exactly as it would alone, whatever was seen before it (ints and floats mixed)."""
+    points = [data.draw(st.sampled_from(pairs)) for _ in range(len(pairs) * 2)] if pairs else []
+    payload = [
+        {"lat": lat, "lon": lon} if ref is None else {"ref": ref, "lat": lat, "lon": lon} for lat, lon, ref in points
+    ]
+    try:
+        alone = [parse_points([p], unit=UNIT, max_points=1)[0] for p in payload]
+    except InvalidInput:
+        with pytest.raises(InvalidInput):
+            parse_points(payload, unit=UNIT, max_points=len(payload))
+        return
+    assert parse_points(payload, unit=UNIT, max_points=len(payload)) == alone

@@ -1,0 +1,48 @@
+"""The point cache's batched LocMemCache keeps LocMemCache's semantics: misses, expiry, culling, versions."""
+
+import time
+
+import pytest
+from django.core.cache.backends.locmem import LocMemCache
+
+from geo.pointcache import PointMemoryCache
+
+
+@pytest.fixture(params=[LocMemCache, PointMemoryCache])
+def cache(request):
+    """Each behaviour is checked on Django's LocMemCache too, so the two cannot drift apart."""
+    backend = request.param(f"test-{request.param.__name__}", {"OPTIONS": {"MAX_ENTRIES": 4, "CULL_FREQUENCY": 2}})
+    backend.clear()
+    yield backend
+    backend.clear()
+
+
+def test_get_many_returns_hits_only(cache):
+    cache.set_many({"a": ("13101", "東京都千代田区"), "b": (None, None)}, timeout=60)
+    assert cache.get_many(["a", "b", "missing"]) == {"a": ("13101", "東京都千代田区"), "b": (None, None)}
+
+
+def test_expired_entries_are_misses_and_removed(cache, monkeypatch):
+    cache.set_many({"old": ("1", "x")}, timeout=10)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 11)
+    assert cache.get_many(["old"]) == {}
+    assert not cache.has_key("old")
+
+
+def test_values_are_copies(cache):
+    value = ["13101", "東京都千代田区"]
+    cache.set_many({"k": value}, timeout=60)
+    value[0] = "changed"
+    assert cache.get_many(["k"])["k"] == ["13101", "東京都千代田区"]
+
+
+def test_max_entries_culls(cache):
+    cache.set_many({f"k{i}": (str(i), "x") for i in range(10)}, timeout=60)
+    assert len(cache.get_many([f"k{i}" for i in range(10)])) <= 4
+
+
+def test_versions_are_separate(cache):
+    cache.set_many({"k": ("1", "x")}, timeout=60, version=2)
+    assert cache.get_many(["k"]) == {}
+    assert cache.get_many(["k"], version=2) == {"k": ("1", "x")}
