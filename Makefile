@@ -30,7 +30,6 @@ venv: $(VENV)/.installed
 
 demo: venv
 	@$(PY) manage.py migrate --noinput -v 0
-	@$(PY) manage.py createcachetable
 	@LOG_LEVEL=WARNING $(PY) manage.py seed_demo --host $(HOST):$(PORT)
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Serving on http://$(HOST):$(PORT) (admin: /admin/, MCP: /mcp) with the task worker and the reminder scheduler; Ctrl-C stops all."

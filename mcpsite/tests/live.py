@@ -105,7 +105,6 @@ def live_site(tmp_dir: Path) -> Iterator[LiveSite]:
     site = LiveSite(env=env)
     try:
         site.manage("migrate", "--noinput", "-v", "0")
-        site.manage("createcachetable")
         site.manage("collectstatic", "--noinput", "-v", "0")
         site.key = site.manage(
             "create_api_key", "--name", "interop", "--scopes", "all", "--owner", "interop", "--quiet"
