@@ -48,13 +48,14 @@ class LiveSite:
         lookup = f"from mcpsite.models import ApiKey; print(ApiKey.objects.get(name={name!r}).pk)"
         return raw, int(self.manage("shell", "-v", "0", "-c", lookup))
 
-    def start_server(self) -> str:
+    def start_server(self, workers: int = 1, **env: str) -> str:
+        """A uvicorn with `workers` processes (and `env` added to the site's environment); returns its URL."""
         port = free_port()
         log = open(Path(self.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{port}.log", "w")  # noqa: SIM115
         proc = subprocess.Popen(
             [PYTHON, "-m", "uvicorn", "mcpsite.tests.asgi_with_test_tools:application", "--port", str(port),
-             "--host", "127.0.0.1", "--lifespan", "on", "--no-access-log"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+             "--host", "127.0.0.1", "--lifespan", "on", "--no-access-log", "--workers", str(workers)],
+            cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         self.processes.append(proc)
         url = f"http://127.0.0.1:{port}"
