@@ -143,7 +143,8 @@ def wrk(url: str, body: dict | None, headers: dict, seconds: int) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write("\n".join(lines) + "\n")
     try:
-        out = subprocess.run(["wrk", "-t", "2", "-c", str(CONNECTIONS), "-d", f"{seconds}s", "-s", script.name, url],
+        command = ["wrk", "-t", "2", "-c", str(CONNECTIONS), "-d", f"{seconds}s", "--timeout", "10s", "-s", script.name]
+        out = subprocess.run([*command, url],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
     finally:
         os.unlink(script.name)
@@ -157,7 +158,10 @@ def check_answers(bare: Server, mcp: Server, key: str) -> None:
     plain = httpx2.post(f"{bare.url}/", json=CALL["params"]["arguments"]).json()
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {key}"}
     answer = httpx2.post(f"{mcp.url}/mcp", json=CALL, headers=headers, timeout=30)
-    data = json.loads(next(line[5:] for line in answer.text.splitlines() if line.startswith("data:")))
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        data = json.loads(next(line[5:] for line in answer.text.splitlines() if line.startswith("data:")))
+    else:
+        data = answer.json()
     result = data["result"]
     assert not result.get("isError") and result["structuredContent"] == plain, answer.text[:300]
 

@@ -17,6 +17,7 @@ from asgiref.sync import sync_to_async  # noqa: E402
 from django.db import close_old_connections  # noqa: E402
 
 from cinema.tools import get_seat_availability  # noqa: E402
+from mcpsite.mcp.http import buffer_body  # noqa: E402
 
 
 def _call(arguments):
@@ -33,12 +34,7 @@ _call_in_thread = sync_to_async(_call, thread_sensitive=False)
 async def application(scope, receive, send):
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
+    body, _ = await buffer_body(receive, 10_000_000)
     if scope["path"] == "/noop":  # the load generator's own ceiling
         payload = b"{}"
     else:

@@ -219,7 +219,7 @@ class AuditBuffer:
 
     def _run(self) -> None:
         while True:
-            time.sleep(settings.MCP_AUDIT_FLUSH_SECONDS)
+            time.sleep(settings.MCP_AUDIT_FLUSH_SECONDS or 1)  # 0 (write in the call) must not spin
             close_old_connections()
             try:
                 self.flush()

@@ -78,7 +78,7 @@ async def _send_json(send, status: int, body: dict, headers: list[tuple[bytes, b
     await send({"type": "http.response.body", "body": payload})
 
 
-async def _buffer_body(receive, limit: int):
+async def buffer_body(receive, limit: int):
     """Read the request body (up to `limit` + 1 bytes) and return it with a `receive` that replays it; the SDK
     then reads the same messages and applies its own size limit."""
     messages, size = [], 0
@@ -128,6 +128,8 @@ class McpHttpApp:
                 yield
             finally:
                 self.running = False
+                # A normal stop writes the audit rows still buffered (a kill -9 loses them: see AuditBuffer).
+                await dispatch.in_worker_thread(dispatch.audit_buffer.flush)()
 
     async def __call__(self, scope, receive, send) -> None:
         if not self.running:
@@ -162,7 +164,7 @@ class McpHttpApp:
         bounded like tool calls (an uncounted `initialize` let one key open thousands of sessions). tools/call and
         tools/list are counted by the dispatcher, which also audits them. Returns the `receive` to pass on (the body
         read here is replayed), or None when the request was refused."""
-        body, receive = await _buffer_body(receive, settings.MCP_MAX_BODY_BYTES)
+        body, receive = await buffer_body(receive, settings.MCP_MAX_BODY_BYTES)
         if _jsonrpc_method(body) in DISPATCH_COUNTED:
             return receive
         try:

@@ -18,6 +18,7 @@ from asgiref.testing import ApplicationCommunicator
 from django.db import connection
 
 from mcpsite.mcp import dispatch
+from mcpsite.mcp.http import buffer_body
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 from mcpsite.models import ToolCall
 from mcpsite.routing import Application
@@ -254,12 +255,7 @@ class AlternatingProxy:
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     async def app(self, scope, receive, send):
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body, _ = await buffer_body(receive, 10_000_000)
         index = sum(self.sent) % len(self.backends)
         self.sent[index] += 1
         headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k not in (b"host", b"content-length")]
