@@ -209,6 +209,9 @@ class AuditBuffer:
         if full:
             self.flush()
 
+    def pending(self) -> int:
+        return len(self._rows)
+
     def flush(self) -> int:
         """Write every buffered row now; returns how many."""
         with self._lock:
@@ -253,8 +256,21 @@ def in_worker_thread(func, kind: str = "tool"):
         finally:
             close_old_connections()
 
-    # thread_sensitive=False: calls from different clients run in parallel worker threads.
-    return sync_to_async(run, thread_sensitive=False, executor=_executor(kind))
+    async def call(*args, **kwargs):
+        # thread_sensitive=False: calls from different clients run in parallel worker threads.
+        return await sync_to_async(run, thread_sensitive=False, executor=_executor(kind))(*args, **kwargs)
+
+    return call
+
+
+def stop_worker_threads() -> None:
+    """End this process's worker threads (and the database connections they keep); new ones start on demand.
+    For tests, where a thread's connection must not outlive the test that opened it."""
+    with _executors_lock:
+        executors = list(_executors.values())
+        _executors.clear()
+    for executor in executors:
+        executor.shutdown(wait=True)
 
 
 _call_in_tool_thread = in_worker_thread(call_tool)

@@ -129,7 +129,8 @@ class McpHttpApp:
             finally:
                 self.running = False
                 # A normal stop writes the audit rows still buffered (a kill -9 loses them: see AuditBuffer).
-                await dispatch.in_worker_thread(dispatch.audit_buffer.flush)()
+                if dispatch.audit_buffer.pending():
+                    await dispatch.in_worker_thread(dispatch.audit_buffer.flush)()
 
     async def __call__(self, scope, receive, send) -> None:
         if not self.running:

@@ -197,7 +197,7 @@ def test_deferred_audit_rows_wait_at_most_the_buffer(call_tool, settings):
     pending = []
     for _ in range(12):
         call_tool("test_echo", {"text": "x"})
-        pending.append(len(dispatch.audit_buffer._rows))
+        pending.append(dispatch.audit_buffer.pending())
     assert max(pending) < 5 and ToolCall.objects.count() == 10  # two full buffers written by the calls that filled them
     assert dispatch.audit_buffer.flush() == 2
     assert ToolCall.objects.filter(tool="test_echo", outcome="ok").count() == 12
