@@ -11,10 +11,11 @@ PORT    ?= 8000
 PYTHON  ?= $(shell for c in python3 python3.13 python3.12 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -Vr); do \
              command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v $$c; break; }; done)
 
-.PHONY: help venv demo test conformance lint bench clean system-deps
+.PHONY: help venv demo serve test conformance lint bench clean system-deps
 
 help:
 	@echo "make demo   - install, migrate, seed demo data, print an API key, serve on http://$(HOST):$(PORT)"
+	@echo "make serve  - production: migrate, collectstatic, uvicorn --workers \$$WORKERS (see README: Production)"
 	@echo "make test   - every test on SQLite and on a throwaway PostgreSQL, plus the MCP conformance suite"
 	@echo "make lint   - ruff;  make bench - benchmarks (ratios)"
 
@@ -30,7 +31,6 @@ venv: $(VENV)/.installed
 
 demo: venv
 	@$(PY) manage.py migrate --noinput -v 0
-	@$(PY) manage.py createcachetable
 	@LOG_LEVEL=WARNING $(PY) manage.py seed_demo --host $(HOST):$(PORT)
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Serving on http://$(HOST):$(PORT) (admin: /admin/, MCP: /mcp) with the task worker and the reminder scheduler; Ctrl-C stops all."
@@ -38,6 +38,15 @@ demo: venv
 	  $(PY) manage.py db_worker --queue-name '*' & \
 	  $(PY) manage.py reminders_scheduler --interval 30 & \
 	  $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --lifespan on --no-access-log
+
+# Production (README "Production"): the environment names the database, Redis, hosts and secret; migrate alone
+# prepares a fresh database; N uvicorn worker processes serve it, stateless, behind any load balancer.
+WORKERS ?= 2
+serve: venv
+	@$(PY) manage.py migrate --noinput -v 0
+	@$(PY) manage.py collectstatic --noinput -v 0
+	@$(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) --lifespan on \
+	  --no-access-log --proxy-headers
 
 test: venv system-deps
 	@scripts/run-tests
@@ -59,7 +68,10 @@ lint: venv
 	@$(VENV)/bin/ruff check .
 	@$(VENV)/bin/ruff format --check .
 
-bench: venv
+# bench_serving drives real uvicorn processes with wrk (Debian) and starts its own PostgreSQL and redis-server.
+bench: venv system-deps
+	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } \
+	  || echo "Install the Debian package wrk for bench/bench_serving.py" >&2
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:

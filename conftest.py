@@ -178,3 +178,18 @@ def admin_login(browser_page, live_server, django_user_model):
         return browser_page
 
     return login
+
+
+@pytest.fixture(autouse=True)
+def _audit_in_the_call(settings):
+    """Audit rows are written inside each call, so tests read them at once; the deferred writer (production's
+    default) has its own tests in mcpsite/tests/test_serving.py."""
+    settings.MCP_AUDIT_FLUSH_SECONDS = 0
+
+
+@pytest.fixture(autouse=True)
+def _fresh_worker_threads():
+    """Tool worker threads keep their database connection (SQLite); one opened in a database test must not be
+    used by a later test without database access."""
+    yield
+    dispatch.stop_worker_threads()

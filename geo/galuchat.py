@@ -32,35 +32,54 @@ class MalformedResponse(Exception):
     """A 2xx answer whose body is not JSON."""
 
 
+class QueueFull(Exception):
+    """Too many callers already wait for a start (the upstream is slow or dead)."""
+
+
 class RateLimiter:
     """At most `rate` starts in any sliding one-second window (plus a margin), shared by all threads.
 
     The margin absorbs scheduling and network jitter between our start and the upstream's arrival
     count, so a burst that starts exactly one second after the previous one is not counted with it.
+    A caller that would queue behind `MAX_QUEUE_SECONDS` of starts fails at once (QueueFull): each
+    waiter holds a worker thread, and behind a dead upstream the queue only grows.
     """
 
     MARGIN_S = 0.1
+    MAX_QUEUE_SECONDS = 5
 
     def __init__(self, clock=time.monotonic, sleep=time.sleep):
         self._clock = clock
         self._sleep = sleep
         self._lock = threading.Lock()
         self._starts: deque[float] = deque()
+        self._waiting = 0
 
     def acquire(self, rate: float) -> float:
         """Block until a start is allowed; return the start time it was granted (on the limiter's clock)."""
         capacity, window = (int(rate), 1.0 + self.MARGIN_S) if rate >= 1 else (1, 1.0 / rate + self.MARGIN_S)
-        while True:
-            with self._lock:
-                now = self._clock()
-                while self._starts and self._starts[0] + window <= now:
-                    self._starts.popleft()
-                if len(self._starts) < capacity:
-                    self._starts.append(now)
-                    return now
-                # At least a millisecond, so float rounding can never make this loop spin.
-                wait = max(self._starts[0] + window - now, 0.001)
-            self._sleep(wait)
+        max_waiting = max(1, int(capacity * self.MAX_QUEUE_SECONDS / window))
+        queued = False
+        try:
+            while True:
+                with self._lock:
+                    now = self._clock()
+                    while self._starts and self._starts[0] + window <= now:
+                        self._starts.popleft()
+                    if len(self._starts) < capacity:
+                        self._starts.append(now)
+                        return now
+                    if not queued:
+                        if self._waiting >= max_waiting:
+                            raise QueueFull()
+                        self._waiting, queued = self._waiting + 1, True
+                    # At least a millisecond, so float rounding can never make this loop spin.
+                    wait = max(self._starts[0] + window - now, 0.001)
+                self._sleep(wait)
+        finally:
+            if queued:
+                with self._lock:
+                    self._waiting -= 1
 
     def reset(self) -> None:
         with self._lock:
@@ -111,7 +130,12 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
     """
     path = ENDPOINTS[granularity]
     body = {"unit": float(config.unit), "points": points}
-    rate_limiter.acquire(config.requests_per_second)
+    try:
+        rate_limiter.acquire(config.requests_per_second)
+    except QueueFull:
+        raise UpstreamRateLimited(
+            f"Too many GaluchatAPI requests are waiting for POST {path}; retry shortly", location
+        ) from None
     try:
         response = session().post(
             config.endpoint_url(granularity),

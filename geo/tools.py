@@ -92,6 +92,7 @@ DESCRIPTION = (
     output_schema=OUTPUT_SCHEMA,
     render_error=render_error,
     annotations={"readOnlyHint": True, "openWorldHint": True},
+    upstream=True,
 )
 def resolve_points(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     """Resolve points to area codes and addresses (seed sections 3, 5 and 6)."""

@@ -4,21 +4,70 @@ Django's DatabaseCache increments with a read then a write; two processes can re
 and both write count+1 (django-ratelimit refuses it for that reason). Here the increment runs in a
 transaction that holds the row: `SELECT … FOR UPDATE` on PostgreSQL; on SQLite the IMMEDIATE
 transaction mode (settings.py) takes the database write lock at BEGIN.
+
+Counters are not worth a disk flush on the request path: see `commit_without_flush_wait`.
 """
 
+import base64
+import contextlib
+import pickle
+import threading
+
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.db import DatabaseCache
+from django.db import connection as default_connection
 from django.db import connections, router, transaction
+from django.utils import timezone
+
+
+def commit_without_flush_wait(connection=default_connection) -> None:
+    """Let this transaction's COMMIT return before PostgreSQL flushes its WAL (`synchronous_commit = off`).
+
+    For the bookkeeping of every call (rate counters, audit rows): the flush (fsync) was the largest cost of a
+    read-only MCP call. The commit is still atomic and visible at once to every process; what a crash of the
+    database server (not of a site process) can lose is the last 3 x wal_writer_delay (600 ms by default) of such
+    commits. SQLite in WAL mode with synchronous=NORMAL (settings.py) already commits without a flush.
+    Call it first inside `transaction.atomic()`.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+# SQLite: this process's increments queue here rather than on the database lock, whose busy handler sleeps up to
+# 100 ms between retries (most of the MCP path's time under 16 connections, bench/bench_serving.py). Not taken
+# inside a caller's transaction, which may already hold the database lock another increment waits for.
+_sqlite_write_lock = threading.Lock()
 
 
 class AtomicDatabaseCache(DatabaseCache):
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        # django-ratelimit adds every counter before incrementing it, and the counter of the current window is
+        # nearly always there already: seeing that is one read, not a write transaction with a COUNT(*).
+        if self.has_key(key, version=version):
+            return False
+        return super().add(key, value, timeout, version)
+
     def incr(self, key, delta=1, version=None):
+        """Add `delta` to a live counter in one transaction of two statements (Django's get-then-set took five,
+        with a COUNT(*) of the whole table for culling); ValueError for a missing or expired key, like Django."""
         db = router.db_for_write(self.cache_model_class)
         connection = connections[db]
         made_key = self.make_and_validate_key(key, version=version)
         table = connection.ops.quote_name(self._table)
-        with transaction.atomic(using=db):
-            if connection.features.has_select_for_update:
-                with connection.cursor() as cursor:
-                    # Locks the counter row so concurrent increments queue behind this one.
-                    cursor.execute(f"SELECT cache_key FROM {table} WHERE cache_key = %s FOR UPDATE", [made_key])
-            return super().incr(key, delta, version)
+        now = connection.ops.adapt_datetimefield_value(timezone.now().replace(microsecond=0))
+        # Locks the counter row (PostgreSQL) so concurrent increments queue behind this one.
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        queued = connection.vendor == "sqlite" and not connection.in_atomic_block
+        queue = _sqlite_write_lock if queued else contextlib.nullcontext()
+        with queue, transaction.atomic(using=db), connection.cursor() as cursor:
+            commit_without_flush_wait(connection)
+            cursor.execute(f"SELECT value FROM {table} WHERE cache_key = %s AND expires > %s{lock}", [made_key, now])
+            row = cursor.fetchone()
+            if row is None:
+                raise ValueError(f"Key '{key}' not found")
+            # Rows are written only by this cache, as in Django's own DatabaseCache.get.
+            value = pickle.loads(base64.b64decode(connection.ops.process_clob(row[0]).encode())) + delta  # noqa: S301
+            stored = base64.b64encode(pickle.dumps(value, self.pickle_protocol)).decode("latin1")
+            cursor.execute(f"UPDATE {table} SET value = %s WHERE cache_key = %s", [stored, made_key])
+        return value

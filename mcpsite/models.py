@@ -8,6 +8,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 KEY_PREFIX = "mcp_"
 
@@ -61,7 +62,8 @@ class ToolCallOutcome(models.TextChoices):
 class ToolCall(models.Model):
     Outcome = ToolCallOutcome
 
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When the call ended (set by the dispatcher; rows are written in batches, later).
+    created_at = models.DateTimeField(default=timezone.now, editable=False, db_index=True)
     api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
     transport = models.CharField(max_length=10, db_index=True)
     tool = models.CharField(max_length=100, db_index=True)

@@ -137,12 +137,18 @@ TEMPLATES = [
 ]
 
 # Database: SQLite in var/ unless DATABASE_URL says otherwise (PostgreSQL in production).
-DATABASES = {
-    "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mcpsite.sqlite3'}"), conn_max_age=0
-    )
-}
+# Connections are kept: a fresh one per tool call cost the MCP path a connect and, on SQLite, a WAL
+# checkpoint at every close (13 % of busy samples, bench/bench_serving.py).
+DATABASES = {"default": dj_database_url.parse(env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mcpsite.sqlite3'}"))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's native pool (psycopg_pool): worker threads borrow a connection per call and give it back.
+    # Sized above the tool thread pools (MCP_TOOL_THREADS + MCP_UPSTREAM_THREADS) so no call waits for one.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections (Django refuses both)
+    DATABASES["default"]["OPTIONS"] = {
+        "pool": {"min_size": 2, "max_size": int(env_raw("DATABASE_POOL_SIZE", 24)), "timeout": 10}
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["CONN_MAX_AGE"] = None  # one connection per thread for the thread's life
     # IMMEDIATE takes the write lock at BEGIN, so concurrent writers queue instead of failing on
     # lock upgrade; WAL lets readers run beside the writer.
     DATABASES["default"]["OPTIONS"] = {
@@ -266,7 +272,25 @@ MCP_REQUIRE_API_KEY = env_bool("MCP_REQUIRE_API_KEY", True)
 MCP_DEFAULT_RATE = env_str("MCP_DEFAULT_RATE", "100/m")
 MCP_MAX_BODY_BYTES = int(env_raw("MCP_MAX_BODY_BYTES", 1_000_000))
 MCP_MAX_BATCH = int(env_raw("MCP_MAX_BATCH", 50))
-MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", False)
+# Stateless Streamable HTTP by default: any process or host answers any request (README "Production").
+MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", True)
+# Answer a POST with one JSON body rather than an SSE stream: the SSE machinery cost a read-only call ~30 % of its
+# throughput (bench/bench_serving.py). MCP_JSON_RESPONSE=0 streams (progress notifications on the POST's stream).
+MCP_JSON_RESPONSE = env_bool("MCP_JSON_RESPONSE", True)
+# Stateful mode only (MCP_STATELESS_HTTP=0): sessions live in one process's memory, so these bound them.
+MCP_MAX_SESSIONS = int(env_raw("MCP_MAX_SESSIONS", 1000))
+MCP_MAX_SESSIONS_PER_KEY = int(env_raw("MCP_MAX_SESSIONS_PER_KEY", 10))
+MCP_SESSION_IDLE_TIMEOUT = int(env_raw("MCP_SESSION_IDLE_TIMEOUT", 300))
+# Worker threads for tool calls, per process: fast (database) tools and upstream-bound tools (resolve_points,
+# which waits on GaluchatAPI) have separate pools, and one key holds at most MCP_KEY_CONCURRENCY of them at once,
+# so a slow upstream or one busy key cannot starve the others.
+MCP_TOOL_THREADS = int(env_raw("MCP_TOOL_THREADS", 12))
+MCP_UPSTREAM_THREADS = int(env_raw("MCP_UPSTREAM_THREADS", 8))
+MCP_KEY_CONCURRENCY = int(env_raw("MCP_KEY_CONCURRENCY", 4))
+# Audit rows are written in batches every MCP_AUDIT_FLUSH_SECONDS (0: one insert inside each call), at most
+# MCP_AUDIT_BUFFER_ROWS waiting: the most a killed process can lose (dispatch.AuditBuffer).
+MCP_AUDIT_FLUSH_SECONDS = float(env_raw("MCP_AUDIT_FLUSH_SECONDS", 1.0))
+MCP_AUDIT_BUFFER_ROWS = int(env_raw("MCP_AUDIT_BUFFER_ROWS", 500))
 DATA_UPLOAD_MAX_MEMORY_SIZE = MCP_MAX_BODY_BYTES
 # mcpsite.guard, in front of Django: the largest body of any other page (the admin's CSV uploads), and the
 # seconds a whole body may take to arrive on any path.

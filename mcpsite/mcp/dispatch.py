@@ -7,16 +7,25 @@ wire format; nothing in a transport knows a domain.
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
 import logging
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django.utils import timezone
 
+from mcpsite.cache import commit_without_flush_wait
 from mcpsite.models import ToolCall
 
 from . import registry
@@ -151,21 +160,95 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
 
 def _audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float) -> None:
     # Names, codes and timings only: arguments may hold passwords and are never stored.
+    row = ToolCall(
+        api_key=ctx.api_key,
+        transport=ctx.transport,
+        tool=tool,
+        duration_ms=int((time.perf_counter() - started) * 1000),
+        outcome=outcome,
+        error_code=error_code,
+        request_id=ctx.request_id,
+        created_at=timezone.now(),
+    )
+    if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
+        audit_buffer.add(row)
+    else:
+        _audit_write([row])
+
+
+def _audit_write(rows: list[ToolCall]) -> None:
     try:
-        ToolCall.objects.create(
-            api_key=ctx.api_key,
-            transport=ctx.transport,
-            tool=tool,
-            duration_ms=int((time.perf_counter() - started) * 1000),
-            outcome=outcome,
-            error_code=error_code,
-            request_id=ctx.request_id,
-        )
+        with transaction.atomic():
+            commit_without_flush_wait()
+            ToolCall.objects.bulk_create(rows)
     except Exception:  # the audit must never turn a finished call into a failure
-        logger.exception("Could not record tool call %s (request %s)", tool, ctx.request_id)
+        logger.exception("Could not record %d tool call(s), e.g. request %s", len(rows), rows[0].request_id)
 
 
-def in_worker_thread(func):
+class AuditBuffer:
+    """Audit rows of this process, written in batches by a background thread every MCP_AUDIT_FLUSH_SECONDS.
+
+    One insert per call was a durable write on the path of every read-only call (bench/bench_serving.py). Rows
+    wait here at most MCP_AUDIT_FLUSH_SECONDS, and never more than MCP_AUDIT_BUFFER_ROWS: a call that fills the
+    buffer writes it before it answers. So a process killed outright (kill -9, OOM) loses at most the rows of its
+    last MCP_AUDIT_FLUSH_SECONDS, and at most MCP_AUDIT_BUFFER_ROWS; a normal shutdown (SIGTERM) writes them all.
+    """
+
+    def __init__(self) -> None:
+        self._rows: list[ToolCall] = []
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, row: ToolCall) -> None:
+        with self._lock:
+            self._rows.append(row)
+            full = len(self._rows) >= settings.MCP_AUDIT_BUFFER_ROWS
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="mcp-audit", daemon=True)
+                self._thread.start()
+        if full:
+            self.flush()
+
+    def pending(self) -> int:
+        return len(self._rows)
+
+    def flush(self) -> int:
+        """Write every buffered row now; returns how many."""
+        with self._lock:
+            rows, self._rows = self._rows, []
+        if rows:
+            _audit_write(rows)
+        return len(rows)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(settings.MCP_AUDIT_FLUSH_SECONDS or 1)  # 0 (write in the call) must not spin
+            close_old_connections()
+            try:
+                self.flush()
+            finally:
+                close_old_connections()
+
+
+audit_buffer = AuditBuffer()
+atexit.register(audit_buffer.flush)
+
+
+_executors: dict[str, ThreadPoolExecutor] = {}
+_executors_lock = threading.Lock()
+
+
+def _executor(kind: str) -> ThreadPoolExecutor:
+    """The process's worker threads for `kind`: "tool" (database work) or "upstream" (tools that wait on another
+    service). Separate pools, so calls stuck on a dead upstream cannot take the threads every other call needs."""
+    with _executors_lock:
+        if kind not in _executors:
+            size = settings.MCP_UPSTREAM_THREADS if kind == "upstream" else settings.MCP_TOOL_THREADS
+            _executors[kind] = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"mcp-{kind}")
+        return _executors[kind]
+
+
+def in_worker_thread(func, kind: str = "tool"):
     def run(*args, **kwargs):
         close_old_connections()
         try:
@@ -173,9 +256,45 @@ def in_worker_thread(func):
         finally:
             close_old_connections()
 
-    # thread_sensitive=False: calls from different clients run in parallel worker threads.
-    return sync_to_async(run, thread_sensitive=False)
+    async def call(*args, **kwargs):
+        # thread_sensitive=False: calls from different clients run in parallel worker threads.
+        return await sync_to_async(run, thread_sensitive=False, executor=_executor(kind))(*args, **kwargs)
+
+    return call
 
 
-acall_tool = in_worker_thread(call_tool)
+def stop_worker_threads() -> None:
+    """End this process's worker threads (and the database connections they keep); new ones start on demand.
+    For tests, where a thread's connection must not outlive the test that opened it."""
+    with _executors_lock:
+        executors = list(_executors.values())
+        _executors.clear()
+    for executor in executors:
+        executor.shutdown(wait=True)
+
+
+_call_in_tool_thread = in_worker_thread(call_tool)
+_call_in_upstream_thread = in_worker_thread(call_tool, kind="upstream")
 alist_tools = in_worker_thread(list_tools)
+
+# Per process and event loop: how many calls each key has in worker threads now (bounded by MCP_KEY_CONCURRENCY;
+# the rest wait on the event loop, holding no thread).
+_key_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _key_slot(api_key) -> asyncio.Semaphore | contextlib.nullcontext:
+    if api_key is None:
+        return contextlib.nullcontext()
+    slots = _key_slots.setdefault(asyncio.get_running_loop(), {})
+    if api_key.pk not in slots:
+        slots[api_key.pk] = asyncio.Semaphore(settings.MCP_KEY_CONCURRENCY)
+    return slots[api_key.pk]
+
+
+async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
+    """`call_tool` from async code: in the upstream pool for upstream-bound tools, else the tool pool; at most
+    MCP_KEY_CONCURRENCY of one key's calls hold threads at once."""
+    spec = registry.get(name) if isinstance(name, str) else None
+    run = _call_in_upstream_thread if spec is not None and spec.upstream else _call_in_tool_thread
+    async with _key_slot(ctx.api_key):
+        return await run(ctx, name, arguments, groups)

@@ -46,6 +46,8 @@ class ToolSpec:
     render_error: Callable[[ToolError], dict[str, Any]] | None = None
     title: str | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
+    # Waits on another service (GaluchatAPI): runs in its own thread pool (dispatch.acall_tool).
+    upstream: bool = False
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
@@ -87,6 +89,7 @@ def tool(
     render_error: Callable[[ToolError], dict[str, Any]] | None = None,
     title: str | None = None,
     annotations: dict[str, Any] | None = None,
+    upstream: bool = False,
 ):
     """Register the decorated function as an MCP tool; the function itself is returned unchanged."""
 
@@ -102,6 +105,7 @@ def tool(
                 render_error=render_error,
                 title=title,
                 annotations=annotations or {},
+                upstream=upstream,
             )
         )
         return func

@@ -48,13 +48,15 @@ class LiveSite:
         lookup = f"from mcpsite.models import ApiKey; print(ApiKey.objects.get(name={name!r}).pk)"
         return raw, int(self.manage("shell", "-v", "0", "-c", lookup))
 
-    def start_server(self, *, access_log: bool = False) -> str:
+    def start_server(self, workers: int = 1, *, access_log: bool = False, **env: str) -> str:
+        """A uvicorn with `workers` processes (and `env` added to the site's environment); returns its URL."""
         port = free_port()
         log = open(Path(self.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{port}.log", "w")  # noqa: SIM115
         proc = subprocess.Popen(
             [PYTHON, "-m", "uvicorn", "mcpsite.tests.asgi_with_test_tools:application", "--port", str(port),
-             "--host", "127.0.0.1", "--lifespan", "on", "--access-log" if access_log else "--no-access-log"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+             "--host", "127.0.0.1", "--lifespan", "on", "--access-log" if access_log else "--no-access-log",
+             "--workers", str(workers)],
+            cwd=ROOT, env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         self.processes.append(proc)
         url = f"http://127.0.0.1:{port}"
@@ -105,7 +107,6 @@ def live_site(tmp_dir: Path) -> Iterator[LiveSite]:
     site = LiveSite(env=env)
     try:
         site.manage("migrate", "--noinput", "-v", "0")
-        site.manage("createcachetable")
         site.manage("collectstatic", "--noinput", "-v", "0")
         site.key = site.manage(
             "create_api_key", "--name", "interop", "--scopes", "all", "--owner", "interop", "--quiet"

@@ -25,6 +25,8 @@ pytestmark = pytest.mark.slow
 def site(tmp_path_factory):
     with live_site(tmp_path_factory.mktemp("live")) as live:
         live.start_server()
+        # urls[1]: the stateful SSE mode (MCP_STATELESS_HTTP=0), for the session and GET-stream tests.
+        live.start_server(MCP_STATELESS_HTTP="0", MCP_JSON_RESPONSE="0")
         yield live
 
 
@@ -90,7 +92,7 @@ def test_dns_rebinding_host_is_refused(site):
 
 
 def test_get_stream_opens_and_closes_without_hanging_the_server(site):
-    url = f"{site.urls[0]}/mcp"
+    url = f"{site.urls[1]}/mcp"
     headers = {"Authorization": f"Bearer {site.key}", "Accept": "application/json, text/event-stream"}
     init = {
         "jsonrpc": "2.0",
@@ -114,7 +116,7 @@ def test_get_stream_opens_and_closes_without_hanging_the_server(site):
 
 def test_session_cannot_be_used_with_another_key(site):
     other = site.manage("create_api_key", "--name", "other", "--owner", "someone", "--quiet").strip()
-    url = f"{site.urls[0]}/mcp"
+    url = f"{site.urls[1]}/mcp"
     accept = {"Accept": "application/json, text/event-stream"}
     init = {
         "jsonrpc": "2.0",

@@ -1,0 +1,353 @@
+"""Serving the way sites are deployed: several processes, the standard deploy steps, and bounds on what one key
+(or one dead upstream) can take from the others. Speed lives in bench/bench_serving.py; nothing here is timed
+beyond generous bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+
+import anyio
+import httpx2
+import pytest
+import uvicorn
+from asgiref.sync import sync_to_async
+from asgiref.testing import ApplicationCommunicator
+from django.db import connection
+
+from mcpsite.mcp import dispatch
+from mcpsite.mcp.http import buffer_body
+from mcpsite.mcp.registry import ToolSpec, register, unregister
+from mcpsite.models import ToolCall
+from mcpsite.routing import Application
+
+from .live import free_port, live_site, mcp_session
+from .ratewindow import start_in_a_fresh_window
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+ECHO = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "test_echo", "arguments": {"text": "x"}}}
+
+
+# --- the standard deploy ------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_migrate_alone_creates_the_cache_table():
+    """The rate-limit counters' table comes with `migrate` (it needed a separate createcachetable)."""
+    assert "mcpsite_cache" in connection.introspection.table_names()
+
+
+# --- in-process HTTP: counting every MCP request, session caps ------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def running_site():
+    app = Application()
+    lifespan = ApplicationCommunicator(app, {"type": "lifespan"})
+    await lifespan.send_input({"type": "lifespan.startup"})
+    assert (await lifespan.receive_output(10))["type"] == "lifespan.startup.complete"
+    try:
+        yield app
+    finally:
+        await lifespan.send_input({"type": "lifespan.shutdown"})
+        await lifespan.receive_output(10)
+
+
+async def request(app, raw_key: str, message: dict | None, method="POST", headers=()):
+    scope = {
+        "type": "http", "method": method, "path": "/mcp", "query_string": b"", "scheme": "http",
+        "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
+        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
+                    (b"accept", b"application/json, text/event-stream"),
+                    (b"authorization", f"Bearer {raw_key}".encode()), *headers],
+    }  # fmt: skip
+    http = ApplicationCommunicator(app, scope)
+    await http.send_input({"type": "http.request", "body": json.dumps(message).encode() if message else b""})
+    start = await http.receive_output(20)
+    body = b""
+    while True:
+        part = await http.receive_output(20)
+        body += part.get("body", b"")
+        if not part.get("more_body"):
+            break
+    return start["status"], dict(start["headers"]), body
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_initialize_counts_against_the_key(make_api_key):
+    """A 3/min key gets its third initialize and a 429 for the fourth (initialize was not counted: one key opened
+    9,994 sessions in 76 s); another key is still served."""
+    make = sync_to_async(make_api_key)
+    (key, raw), (_other, other_raw) = await make(rate="3/m"), await make(name="other")
+    start_in_a_fresh_window(key.pk, "3/m")
+    async with running_site() as app:
+        statuses = [(await request(app, raw, INITIALIZE))[0] for _ in range(4)]
+        other_status, _, _ = await request(app, other_raw, INITIALIZE)
+        _, headers, body = await request(app, raw, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert statuses == [200, 200, 200, 429]
+    assert other_status == 200
+    assert json.loads(body)["error"]["code"] == 429 and int(headers[b"retry-after"]) >= 1
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_stateful_sessions_are_capped_per_key(make_api_key, settings):
+    """With sessions on (MCP_STATELESS_HTTP=0), one key holds at most MCP_MAX_SESSIONS_PER_KEY; others still open
+    theirs, and closing one (DELETE) frees a place."""
+    settings.MCP_STATELESS_HTTP = False
+    settings.MCP_MAX_SESSIONS_PER_KEY = 2
+    make = sync_to_async(make_api_key)
+    (_key, raw), (_other, other_raw) = await make(rate="1000/m"), await make(name="other", rate="1000/m")
+    async with running_site() as app:
+        opened = [await request(app, raw, INITIALIZE) for _ in range(3)]
+        other_status, _, _ = await request(app, other_raw, INITIALIZE)
+        session_id = opened[0][1][b"mcp-session-id"]
+        deleted, _, _ = await request(
+            app, raw, None, "DELETE", [(b"mcp-session-id", session_id), (b"mcp-protocol-version", b"2025-11-25")]
+        )
+        reopened, _, _ = await request(app, raw, INITIALIZE)
+    assert [status for status, _, _ in opened] == [200, 200, 429]
+    assert "Too many open MCP sessions" in json.loads(opened[2][2])["error"]["message"]
+    assert other_status == 200 and deleted == 200 and reopened == 200
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_sessions_are_off_by_default(api_key):
+    """Stateless by default: no session id, so any process can answer the next request."""
+    _key, raw = api_key
+    async with running_site() as app:
+        status, headers, _ = await request(app, raw, INITIALIZE)
+        call_status, _, body = await request(app, raw, ECHO)
+    assert status == 200 and b"mcp-session-id" not in headers
+    assert call_status == 200 and json.loads(body)["result"]["structuredContent"]["echo"] == "x"
+
+
+# --- slow tools do not starve fast ones ------------------------------------------------------------
+
+
+@pytest.fixture
+def stuck_upstream_tool():
+    """An upstream-bound tool whose upstream never answers until released (a dead GaluchatAPI)."""
+    release, entered = threading.Event(), threading.Semaphore(0)
+
+    def stuck(args, ctx):
+        entered.release()
+        release.wait(60)
+        return {"ok": True}
+
+    register(
+        ToolSpec("test_stuck_upstream", "geo", "Waits on a dead upstream", {"type": "object"}, stuck, upstream=True)
+    )
+    yield release, entered
+    release.set()
+    unregister("test_stuck_upstream")
+
+
+@pytest.mark.postgres  # concurrent writers: SQLite's shared-cache test database refuses them ("table is locked")
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_calls_stuck_on_a_dead_upstream_do_not_starve_other_tenants(make_api_key, stuck_upstream_tool):
+    """24 resolve-like calls hang on the upstream; another key's fast call still answers, and the stuck key holds at
+    most MCP_KEY_CONCURRENCY threads. (All calls shared one 6-thread pool: the fast call waited for the upstream.)"""
+    from django.conf import settings
+
+    release, entered = stuck_upstream_tool
+    make = sync_to_async(make_api_key)
+    (attacker, _), (tenant, _) = await make(rate="1000/m"), await make(name="tenant", rate="1000/m")
+    attack_ctx = dispatch.call_context(transport="test", api_key=attacker)
+    stuck = [asyncio.ensure_future(dispatch.acall_tool(attack_ctx, "test_stuck_upstream", {})) for _ in range(24)]
+    try:
+        for _ in range(settings.MCP_KEY_CONCURRENCY):  # the attacker's calls that got a thread
+            assert await anyio.to_thread.run_sync(entered.acquire, True, 20)
+        tenant_ctx = dispatch.call_context(transport="test", api_key=tenant)
+        fast = await asyncio.wait_for(dispatch.acall_tool(tenant_ctx, "test_echo", {"text": "hi"}), 20)
+        # The tenant's own upstream-bound call gets a thread too: the attacker holds only its per-key share.
+        tenant_stuck = asyncio.ensure_future(dispatch.acall_tool(tenant_ctx, "test_stuck_upstream", {}))
+        assert await anyio.to_thread.run_sync(entered.acquire, True, 20)
+        assert not entered.acquire(blocking=False)  # no fifth attacker call is in a thread
+    finally:
+        release.set()
+    results = await asyncio.wait_for(asyncio.gather(*stuck, tenant_stuck), 60)
+    assert fast.data == {"echo": "hi", "transport": "test"}
+    assert all(result.data == {"ok": True} for result in results)
+
+
+# --- the deferred audit ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_deferred_audit_rows_wait_at_most_the_buffer(call_tool, settings):
+    """Rows wait in the buffer, never more than MCP_AUDIT_BUFFER_ROWS of them, and all arrive when it flushes."""
+    settings.MCP_AUDIT_FLUSH_SECONDS = 3600  # no timed flush during the test
+    settings.MCP_AUDIT_BUFFER_ROWS = 5
+    pending = []
+    for _ in range(12):
+        call_tool("test_echo", {"text": "x"})
+        pending.append(dispatch.audit_buffer.pending())
+    assert max(pending) < 5 and ToolCall.objects.count() == 10  # two full buffers written by the calls that filled them
+    assert dispatch.audit_buffer.flush() == 2
+    assert ToolCall.objects.filter(tool="test_echo", outcome="ok").count() == 12
+
+
+# --- several processes and hosts (real uvicorn processes) ----------------------------------------
+
+
+def run(coro_fn):
+    return anyio.run(coro_fn)
+
+
+async def echo_session(session):
+    tools = await session.list_tools()
+    result = await session.call_tool("test_echo", {"text": "映画"})
+    return len(tools.tools), result.structured_content
+
+
+def sessions(url: str, key: str, count: int) -> list:
+    """`count` official-client sessions (initialize, tools/list, tools/call); each an outcome or the exception."""
+
+    async def all_of_them():
+        outcomes = []
+        for _ in range(count):
+            try:
+                outcomes.append(await mcp_session(url, key, echo_session))
+            except Exception as exc:  # the failure the test counts
+                outcomes.append(exc)
+        return outcomes
+
+    return run(all_of_them)
+
+
+@pytest.mark.slow
+def test_three_worker_processes_serve_every_official_client_session(tmp_path):
+    """`uvicorn --workers 3` after `migrate` alone: 12 of 12 sessions failed with 'Session not found'."""
+    with live_site(tmp_path) as site:
+        url = site.start_server(workers=3)
+        outcomes = sessions(f"{url}/mcp", site.key, 12)
+    failures = [o for o in outcomes if isinstance(o, Exception)]
+    assert failures == [] and all(o[1] == {"echo": "映画", "transport": "http"} for o in outcomes)
+
+
+class AlternatingProxy:
+    """An HTTP proxy on loopback that sends each request to the next backend in turn (as a load balancer without
+    affinity does), and counts where each went."""
+
+    def __init__(self, backends: list[str]):
+        self.backends, self.sent = backends, [0] * len(backends)
+        self.port = free_port()
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", interface="asgi3"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    async def app(self, scope, receive, send):
+        body, _ = await buffer_body(receive, 10_000_000)
+        index = sum(self.sent) % len(self.backends)
+        self.sent[index] += 1
+        headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k not in (b"host", b"content-length")]
+        async with httpx2.AsyncClient(timeout=30) as client:
+            answer = await client.request(
+                scope["method"], self.backends[index] + scope["path"], content=body, headers=headers
+            )
+        drop = {"content-length", "transfer-encoding", "connection", "content-encoding"}
+        out = [(k.encode(), v.encode()) for k, v in answer.headers.items() if k.lower() not in drop]
+        out.append((b"content-length", str(len(answer.content)).encode()))
+        await send({"type": "http.response.start", "status": answer.status_code, "headers": out})
+        await send({"type": "http.response.body", "body": answer.content})
+
+    def __enter__(self):
+        self.thread.start()
+        while not self.server.started:
+            self.thread.join(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.mark.slow
+def test_two_servers_behind_an_alternating_proxy(tmp_path):
+    """Two server processes (as on two hosts) behind a proxy that alternates per request: every session works, and
+    a key's rate is exact across both (10/min: 10 calls answered, the rest refused)."""
+    with live_site(tmp_path) as site:
+        backends = [site.start_server(), site.start_server()]
+        proxy = AlternatingProxy(backends)
+        with proxy as proxy_url:
+            outcomes = sessions(f"{proxy_url}/mcp", site.key, 6)
+            limited_key, limited_pk = site.create_api_key("limited", "--scopes", "all", "--rate", "10/m")
+            start_in_a_fresh_window(limited_pk, "10/m")
+
+            async def burst():
+                headers = {"Authorization": f"Bearer {limited_key}", "Accept": "application/json, text/event-stream"}
+                async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+                    return [(await http.post(f"{proxy_url}/mcp", json=ECHO)).json() for _ in range(14)]
+
+            answers = run(burst)
+    assert min(proxy.sent) >= 10  # both servers answered (the proxy alternates every request)
+    failures = [o for o in outcomes if isinstance(o, Exception)]
+    assert failures == [] and all(o[1]["echo"] == "映画" for o in outcomes)
+    refused = [a for a in answers if "error" in a]
+    assert len(answers) - len(refused) == 10
+    assert all(a["error"]["code"] == 429 for a in refused)
+
+
+@pytest.mark.slow
+def test_a_killed_process_loses_at_most_the_audit_buffer(tmp_path):
+    """kill -9 of a server loses only the rows still buffered: at most MCP_AUDIT_BUFFER_ROWS (here 5 of 12 calls
+    with no timed flush: the 10 that filled two buffers were written), and none once the timed flush has run."""
+    with live_site(tmp_path) as site:
+        url = site.start_server(MCP_AUDIT_FLUSH_SECONDS="3600", MCP_AUDIT_BUFFER_ROWS="5")
+        headers = {"Authorization": f"Bearer {site.key}", "Accept": "application/json, text/event-stream"}
+        for _ in range(12):
+            assert "result" in httpx2.post(f"{url}/mcp", json=ECHO, headers=headers, timeout=30).json()
+        site.processes[-1].kill()
+        site.processes[-1].wait(10)
+        count = "from mcpsite.models import ToolCall; print(ToolCall.objects.filter(tool='test_echo').count())"
+        after_kill = int(site.manage("shell", "-v", "0", "-c", count))
+
+        url = site.start_server(MCP_AUDIT_FLUSH_SECONDS="0.2")
+        for _ in range(3):
+            httpx2.post(f"{url}/mcp", json=ECHO, headers=headers, timeout=30)
+        flushed = 0
+        for _ in range(100):  # the flush interval is 0.2 s; allow the slowest machine 20 s
+            flushed = int(site.manage("shell", "-v", "0", "-c", count)) - after_kill
+            if flushed == 3:
+                break
+            anyio.run(anyio.sleep, 0.2)
+        site.processes[-1].kill()
+    assert after_kill == 10
+    assert flushed == 3
+
+
+def test_production_settings_pass_check_deploy(tmp_path):
+    """`manage.py check --deploy` finds no error for the README's production environment (PostgreSQL, Redis, SMTP).
+    The HTTPS warnings (HSTS, secure cookies) belong to the security settings, not to this environment."""
+    import subprocess
+
+    from .live import PYTHON, ROOT
+
+    env = {
+        "PATH": "/usr/bin:/bin", "MCPSITE_VAR_DIR": str(tmp_path), "DJANGO_SECRET_KEY": "k3Y-" * 10,
+        "DJANGO_ALLOWED_HOSTS": "mcp.example.com", "DATABASE_URL": "postgres://mcpsite@127.0.0.1:1/mcpsite",
+        "REDIS_URL": "redis://127.0.0.1:1/0", "EMAIL_URL": "smtp://mailer:secret@127.0.0.1:1?tls=1",
+    }  # fmt: skip
+    done = subprocess.run(
+        [PYTHON, "manage.py", "check", "--deploy", "--fail-level", "ERROR"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
