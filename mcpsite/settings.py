@@ -76,6 +76,8 @@ MIDDLEWARE = [
     # Serves the admin's static files under uvicorn (collected into STATIC_ROOT by `make demo`).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The staff's language: the browser's Accept-Language among LANGUAGES, else LANGUAGE_CODE.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -176,6 +178,9 @@ PASSWORD_HASHERS = [
 ]
 
 LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE", "ja")
+LANGUAGES = [("ja", "日本語"), ("en", "English")]
+# The project's one catalogue (locale/ja/LC_MESSAGES/django.po; English is the source language).
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "Asia/Tokyo"
 USE_I18N = True
 USE_TZ = True
