@@ -1,10 +1,22 @@
+import axes.apps
+import django_tasks_db.apps
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
 
 class McpsiteConfig(AppConfig):
+    default = True  # this module also holds the AppConfigs of two third-party apps (below)
     name = "mcpsite"
     verbose_name = _("MCP platform")
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers system checks)
+
+
+# Third-party apps in the staff's admin whose names are plain strings: the same apps under translatable names.
+class AxesConfig(axes.apps.AppConfig):
+    verbose_name = _("Login throttle (django-axes)")
+
+
+class TasksDbConfig(django_tasks_db.apps.TasksAppConfig):
+    verbose_name = _("Background tasks")

@@ -61,8 +61,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "rest_framework",
-    "django_tasks_db",
-    "axes",
+    "mcpsite.apps.TasksDbConfig",  # django_tasks_db and axes under names the staff's language can translate
+    "mcpsite.apps.AxesConfig",
     "mcpsite",
     "cinema",
     "ledger",
