@@ -129,7 +129,7 @@ class JournalLine(models.Model):
         verbose_name_plural = _("journal lines")
 
     def __str__(self) -> str:
-        side = f"借方 {self.debit}" if self.debit else f"貸方 {self.credit}"
+        side = f"{_('debit')} {self.debit}" if self.debit else f"{_('credit')} {self.credit}"
         return f"{self.account_id} {side}"
 
     def save(self, *args, **kwargs):
