@@ -11,7 +11,7 @@ PORT    ?= 8000
 PYTHON  ?= $(shell for c in python3 python3.13 python3.12 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -Vr); do \
              command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v $$c; break; }; done)
 
-.PHONY: help venv demo serve test conformance lint bench clean system-deps
+.PHONY: help venv demo serve test conformance lint bench clean system-deps messages gettext
 
 help:
 	@echo "make demo   - install, migrate, seed demo data, print an API key, serve on http://$(HOST):$(PORT)"
@@ -29,7 +29,7 @@ $(VENV)/.installed: requirements.txt
 
 venv: $(VENV)/.installed
 
-demo: venv
+demo: venv messages
 	@$(PY) manage.py migrate --noinput -v 0
 	@LOG_LEVEL=WARNING $(PY) manage.py seed_demo --host $(HOST):$(PORT)
 	@$(PY) manage.py collectstatic --noinput -v 0
@@ -42,23 +42,39 @@ demo: venv
 # Production (README "Production"): the environment names the database, Redis, hosts and secret; migrate alone
 # prepares a fresh database; N uvicorn worker processes serve it, stateless, behind any load balancer.
 WORKERS ?= 2
-serve: venv
+serve: venv messages
 	@$(PY) manage.py migrate --noinput -v 0
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@$(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) --lifespan on \
 	  --no-access-log --proxy-headers
 
-test: venv system-deps
+test: venv system-deps messages
 	@scripts/run-tests
 
 conformance: venv
 	@scripts/conformance
 
+# The staff's Japanese: locale/ja/LC_MESSAGES/django.po (committed) compiled to django.mo (a build artifact, like
+# .pyc) by Django's compilemessages, which runs GNU gettext's msgfmt.
+MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+messages: $(MO_FILES)
+
+%/LC_MESSAGES/django.mo: %/LC_MESSAGES/django.po | venv gettext
+	@$(PY) manage.py compilemessages -v 0 --locale $(notdir $*)
+
+gettext:
+	@if ! command -v msgfmt >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "Installing gettext (compiles the Japanese catalogue)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null; \
+	  else echo "Install the Debian package gettext (msgfmt compiles the Japanese catalogue)" >&2; exit 1; fi; fi
+
 # System packages the tests use: Debian chromium (Playwright drives it) with CJK fonts, so screenshots
-# of the Japanese admin are legible, and redis-server (the REDIS_URL cache is tested against a real one).
-SYSTEM_PACKAGES := chromium fonts-noto-cjk redis-server
+# of the Japanese admin are legible, redis-server (the REDIS_URL cache is tested against a real one) and gettext
+# (msgfmt: compilemessages).
+SYSTEM_PACKAGES := chromium fonts-noto-cjk redis-server gettext
 system-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
+	    || ! command -v msgfmt >/dev/null 2>&1 \
 	    || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "Installing $(SYSTEM_PACKAGES) for the tests"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
@@ -75,4 +91,4 @@ bench: venv system-deps
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) var/*.sqlite3* var/mail var/static
+	rm -rf $(VENV) var/*.sqlite3* var/mail var/static $(MO_FILES)

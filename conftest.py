@@ -11,6 +11,20 @@ from mcpsite.mcp import dispatch
 from mcpsite.mcp.registry import GROUPS
 
 
+def pytest_sessionstart(session):
+    """The Japanese catalogue is compiled by `make` (compilemessages); a bare `pytest` after editing the .po
+    compiles it too, so the tests never read a stale or missing django.mo."""
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.utils.translation.reloader import translation_file_changed
+
+    for po in (path for locale_path in settings.LOCALE_PATHS for path in locale_path.glob("*/LC_MESSAGES/*.po")):
+        mo = po.with_suffix(".mo")
+        if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
+            call_command("compilemessages", locale=[po.parent.parent.name], verbosity=0)
+            translation_file_changed(sender=None, file_path=mo)  # drop catalogues loaded before it existed
+
+
 def pytest_collection_modifyitems(config, items):
     """`@pytest.mark.postgres` tests run only in the PostgreSQL pass of `make test`."""
     from django.conf import settings
@@ -150,7 +164,8 @@ def browser_page():
                 "--disable-sync",
             ],
         )
-        page = browser.new_page()
+        # Staff browsers ask for Japanese (the admin follows Accept-Language through LocaleMiddleware).
+        page = browser.new_page(locale="ja-JP")
         try:
             yield page
         finally:

@@ -11,6 +11,8 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.template.loader import render_to_string
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.mcp.errors import ToolError
@@ -50,8 +52,8 @@ class TheaterForm(forms.ModelForm):
     blocked_seats = forms.MultipleChoiceField(
         required=False,
         widget=SeatGridWidget,
-        label="Blocked seats",
-        help_text="Tick the seats that are not for sale. After changing rows or columns, save to see the new grid.",
+        label=_("Blocked seats"),
+        help_text=_("Tick the seats that are not for sale. After changing rows or columns, save to see the new grid."),
     )
 
     class Meta:
@@ -65,7 +67,7 @@ class TheaterForm(forms.ModelForm):
             self.fields["blocked_seats"].choices = [(label, label) for label, _blocked in seats]
             self.fields["blocked_seats"].initial = [label for label, blocked in seats if blocked]
         else:
-            self.fields["blocked_seats"].help_text = "Save the theater first; then tick the seats to block."
+            self.fields["blocked_seats"].help_text = _("Save the theater first; then tick the seats to block.")
 
     def clean(self):
         data = super().clean()
@@ -97,11 +99,11 @@ class TheaterAdmin(StaffModelAdmin):
             .annotate(n_seats=Count("seats"), n_blocked=Count("seats", filter=Q(seats__blocked=True)))
         )
 
-    @admin.display(description="seats", ordering="n_seats")
+    @admin.display(description=_("seats"), ordering="n_seats")
     def seat_count(self, obj):
         return obj.n_seats
 
-    @admin.display(description="blocked", ordering="n_blocked")
+    @admin.display(description=_("blocked"), ordering="n_blocked")
     def blocked_count(self, obj):
         return obj.n_blocked
 
@@ -133,11 +135,11 @@ class ScheduleAdmin(StaffModelAdmin):
             .annotate(n_sold=Count("reserved_seats", filter=Q(reserved_seats__active=True)))
         )
 
-    @admin.display(description="sold", ordering="n_sold")
+    @admin.display(description=_("sold"), ordering="n_sold")
     def sold(self, obj):
         return obj.n_sold
 
-    @admin.display(description="seat map")
+    @admin.display(description=_("seat map"))
     def seat_map(self, obj):
         if not obj.pk:
             return "—"
@@ -187,17 +189,17 @@ class ReservationAdmin(StaffModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # history is corrected by cancelling, not deleting
 
-    @admin.display(description="show", ordering="schedule__date")
+    @admin.display(description=_("show"), ordering="schedule__date")
     def show(self, obj):
         s = obj.schedule
         return f"{s.public_id} {s.date} {s.start_time:%H:%M} {s.movie.title} / {s.theater.name}"
 
-    @admin.display(description="seats")
+    @admin.display(description=_("seats"))
     def seat_list(self, obj):
         labels = sorted((rs.seat.row, rs.seat.column) for rs in obj.seats.all())
         return format_html("{}", ", ".join(f"{row}{column}" for row, column in labels))
 
-    @admin.action(description="Cancel selected reservations (frees their seats)", permissions=["change"])
+    @admin.action(description=_("Cancel selected reservations (frees their seats)"), permissions=["change"])
     def cancel_reservations(self, request, queryset):
         done, refused = 0, []
         for reservation in queryset:
@@ -208,9 +210,17 @@ class ReservationAdmin(StaffModelAdmin):
             except ToolError as exc:
                 refused.append(f"{reservation.public_id}: {exc.detail}")
                 continue
-            self.log_change(request, reservation, "Cancelled by staff")
+            self.log_change(request, reservation, "Cancelled by staff")  # a record: kept as written
             done += 1
         if done:
-            self.message_user(request, f"Cancelled {done} reservation(s); their seats are free again.")
+            self.message_user(
+                request,
+                ngettext(
+                    "Cancelled %(count)d reservation; its seats are free again.",
+                    "Cancelled %(count)d reservations; their seats are free again.",
+                    done,
+                )
+                % {"count": done},
+            )
         for message in refused:
             self.message_user(request, message, level=messages.WARNING)

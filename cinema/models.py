@@ -13,6 +13,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 ROW_LETTERS = string.ascii_uppercase  # rows A…Z
 MAX_COLUMNS = 99
@@ -24,7 +26,7 @@ class PublicIdModel(models.Model):
     id_prefix = ""
     id_width = 3
 
-    public_id = models.CharField(max_length=20, unique=True, editable=False)
+    public_id = models.CharField(_("public ID"), max_length=20, unique=True, editable=False)
 
     class Meta:
         abstract = True
@@ -43,17 +45,19 @@ class PublicIdModel(models.Model):
 class Movie(PublicIdModel):
     id_prefix = "m"
 
-    title = models.CharField(max_length=200)
+    title = models.CharField(_("title"), max_length=200)
     # The title normalised for 表記揺れ-tolerant search (see cinema.search.normalize).
-    title_key = models.CharField(max_length=200, editable=False, db_index=True)
-    genre = models.CharField(max_length=50, blank=True)
-    duration = models.PositiveIntegerField(help_text="Running time in minutes.")
-    rating = models.DecimalField(max_digits=2, decimal_places=1, help_text="1.0–5.0")
-    description = models.TextField(blank=True)
-    release_date = models.DateField(null=True, blank=True)
+    title_key = models.CharField(_("search key"), max_length=200, editable=False, db_index=True)
+    genre = models.CharField(_("genre"), max_length=50, blank=True)
+    duration = models.PositiveIntegerField(_("running time"), help_text=_("Running time in minutes."))
+    rating = models.DecimalField(_("rating"), max_digits=2, decimal_places=1, help_text=_("1.0 to 5.0."))
+    description = models.TextField(_("description"), blank=True)
+    release_date = models.DateField(_("release date"), null=True, blank=True)
 
     class Meta:
         ordering = ["public_id"]
+        verbose_name = _("movie")
+        verbose_name_plural = _("movies")
         constraints = [
             models.CheckConstraint(condition=Q(rating__gte=1) & Q(rating__lte=5), name="cinema_movie_rating_1_5"),
             models.CheckConstraint(condition=Q(duration__gte=1), name="cinema_movie_duration_positive"),
@@ -73,12 +77,16 @@ class Theater(PublicIdModel):
     id_prefix = "t"
     id_width = 2
 
-    name = models.CharField(max_length=100, unique=True)
-    rows = models.PositiveSmallIntegerField(help_text="Rows A… (at most 26).")
-    columns = models.PositiveSmallIntegerField(help_text=f"Seats per row, 1… (at most {MAX_COLUMNS}).")
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    rows = models.PositiveSmallIntegerField(_("rows"), help_text=_("Rows A… (at most 26)."))
+    columns = models.PositiveSmallIntegerField(
+        _("columns"), help_text=format_lazy(_("Seats per row, 1… (at most {max})."), max=MAX_COLUMNS)
+    )
 
     class Meta:
         ordering = ["public_id"]
+        verbose_name = _("theater")
+        verbose_name_plural = _("theaters")
         constraints = [
             models.CheckConstraint(condition=Q(rows__gte=1) & Q(rows__lte=26), name="cinema_theater_rows_1_26"),
             models.CheckConstraint(
@@ -91,14 +99,18 @@ class Theater(PublicIdModel):
 
 
 class Seat(models.Model):
-    theater = models.ForeignKey(Theater, on_delete=models.CASCADE, related_name="seats")
-    row = models.CharField(max_length=1)
-    column = models.PositiveSmallIntegerField()
-    label = models.CharField(max_length=4, help_text="Row letter and column, e.g. A1.")
-    blocked = models.BooleanField(default=False, help_text="Not for sale (broken, wheelchair space, …).")
+    theater = models.ForeignKey(Theater, on_delete=models.CASCADE, related_name="seats", verbose_name=_("theater"))
+    row = models.CharField(_("row"), max_length=1)
+    column = models.PositiveSmallIntegerField(_("column"))
+    label = models.CharField(_("seat"), max_length=4, help_text=_("Row letter and column, e.g. A1."))
+    blocked = models.BooleanField(
+        _("blocked"), default=False, help_text=_("Not for sale (broken, wheelchair space, …).")
+    )
 
     class Meta:
         ordering = ["theater", "row", "column"]
+        verbose_name = _("seat")
+        verbose_name_plural = _("seats")
         constraints = [
             models.UniqueConstraint(fields=["theater", "label"], name="cinema_seat_unique_label"),
             models.UniqueConstraint(fields=["theater", "row", "column"], name="cinema_seat_unique_position"),
@@ -114,14 +126,18 @@ class Schedule(PublicIdModel):
 
     id_prefix = "s"
 
-    movie = models.ForeignKey(Movie, on_delete=models.PROTECT, related_name="schedules")
-    theater = models.ForeignKey(Theater, on_delete=models.PROTECT, related_name="schedules")
-    date = models.DateField(db_index=True)
-    start_time = models.TimeField()
-    end_time = models.TimeField(blank=True, help_text="Left empty: start time plus the film's running time.")
+    movie = models.ForeignKey(Movie, on_delete=models.PROTECT, related_name="schedules", verbose_name=_("movie"))
+    theater = models.ForeignKey(Theater, on_delete=models.PROTECT, related_name="schedules", verbose_name=_("theater"))
+    date = models.DateField(_("date"), db_index=True)
+    start_time = models.TimeField(_("start time"))
+    end_time = models.TimeField(
+        _("end time"), blank=True, help_text=_("Left empty: start time plus the film's running time.")
+    )
 
     class Meta:
         ordering = ["date", "start_time", "theater"]
+        verbose_name = _("schedule")
+        verbose_name_plural = _("schedules")
         constraints = [
             models.UniqueConstraint(fields=["theater", "date", "start_time"], name="cinema_schedule_one_show_per_slot"),
         ]
@@ -144,28 +160,39 @@ class Schedule(PublicIdModel):
 
 class Reservation(models.Model):
     class Status(models.TextChoices):
-        CONFIRMED = "confirmed", "confirmed"
-        CANCELLED = "cancelled", "cancelled"
+        CONFIRMED = "confirmed", _("confirmed")
+        CANCELLED = "cancelled", _("cancelled")
 
     class Source(models.TextChoices):
-        CUSTOMER = "customer", "customer (with password)"
-        STAFF = "staff", "staff (admin)"
+        CUSTOMER = "customer", _("customer (with password)")
+        STAFF = "staff", _("staff (admin)")
 
-    public_id = models.CharField(max_length=20, unique=True, editable=False)
-    schedule = models.ForeignKey(Schedule, on_delete=models.PROTECT, related_name="reservations")
-    customer_name = models.CharField(max_length=100, blank=True)
-    # An argon2id hash (Django's hasher framework); the plain password is never stored or logged.
-    password_hash = models.CharField(max_length=200, editable=False)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.CONFIRMED, db_index=True)
-    reserved_at = models.DateTimeField(db_index=True)
-    cancelled_at = models.DateTimeField(null=True, blank=True)
-    cancelled_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    public_id = models.CharField(_("public ID"), max_length=20, unique=True, editable=False)
+    schedule = models.ForeignKey(
+        Schedule, on_delete=models.PROTECT, related_name="reservations", verbose_name=_("schedule")
     )
-    cancel_source = models.CharField(max_length=10, choices=Source.choices, blank=True)
+    customer_name = models.CharField(_("customer name"), max_length=100, blank=True)
+    # An argon2id hash (Django's hasher framework); the plain password is never stored or logged.
+    password_hash = models.CharField(_("password hash"), max_length=200, editable=False)
+    status = models.CharField(
+        _("status"), max_length=10, choices=Status.choices, default=Status.CONFIRMED, db_index=True
+    )
+    reserved_at = models.DateTimeField(_("reserved at"), db_index=True)
+    cancelled_at = models.DateTimeField(_("cancelled at"), null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("cancelled by"),
+    )
+    cancel_source = models.CharField(_("cancelled through"), max_length=10, choices=Source.choices, blank=True)
 
     class Meta:
         ordering = ["-reserved_at"]
+        verbose_name = _("reservation")
+        verbose_name_plural = _("reservations")
         constraints = [
             models.CheckConstraint(condition=Q(status__in=["confirmed", "cancelled"]), name="cinema_res_status_valid"),
             models.CheckConstraint(
@@ -182,13 +209,19 @@ class Reservation(models.Model):
 class ReservedSeat(models.Model):
     """A seat of a reservation; `active` is cleared when the reservation is cancelled."""
 
-    reservation = models.ForeignKey(Reservation, on_delete=models.CASCADE, related_name="seats")
+    reservation = models.ForeignKey(
+        Reservation, on_delete=models.CASCADE, related_name="seats", verbose_name=_("reservation")
+    )
     # Denormalised from the reservation so the partial unique index can cover it.
-    schedule = models.ForeignKey(Schedule, on_delete=models.PROTECT, related_name="reserved_seats")
-    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="reservations")
-    active = models.BooleanField(default=True)
+    schedule = models.ForeignKey(
+        Schedule, on_delete=models.PROTECT, related_name="reserved_seats", verbose_name=_("schedule")
+    )
+    seat = models.ForeignKey(Seat, on_delete=models.PROTECT, related_name="reservations", verbose_name=_("seat"))
+    active = models.BooleanField(_("active"), default=True)
 
     class Meta:
+        verbose_name = _("reserved seat")
+        verbose_name_plural = _("reserved seats")
         constraints = [
             # The guarantee against double booking: at most one active reservation per seat and show.
             models.UniqueConstraint(
@@ -204,8 +237,12 @@ class ReservedSeat(models.Model):
 class ReservationDayCounter(models.Model):
     """The last sequence number handed out for reservation ids of one day (`r20260220` + `001`)."""
 
-    day = models.DateField(primary_key=True)
-    last = models.PositiveIntegerField(default=0)
+    day = models.DateField(_("day"), primary_key=True)
+    last = models.PositiveIntegerField(_("last number"), default=0)
+
+    class Meta:
+        verbose_name = _("reservation day counter")
+        verbose_name_plural = _("reservation day counters")
 
     def __str__(self) -> str:
         return f"{self.day}: {self.last}"

@@ -10,6 +10,8 @@ from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
@@ -89,9 +91,15 @@ class PointLookupAdmin(StaffModelAdmin):
                 if lookup.error:
                     messages.error(request, f"{lookup.error['code']}: {lookup.error['message']}")
                 else:
-                    messages.success(request, f"Resolved {lookup.point_count} points.")
+                    messages.success(
+                        request,
+                        ngettext("Resolved %(count)d point.", "Resolved %(count)d points.", lookup.point_count)
+                        % {"count": lookup.point_count},
+                    )
                 return HttpResponseRedirect(reverse("admin:geo_pointlookup_change", args=[lookup.pk]))
-        return model_page(self, request, "admin/geo/pointlookup/resolve.html", title="Resolve points", form=form)
+        return model_page(
+            self, request, "admin/geo/pointlookup/resolve.html", title=gettext("Resolve points"), form=form
+        )
 
     def csv_view(self, request, pk):
         lookup = get_object_or_404(PointLookup, pk=pk)
@@ -105,19 +113,19 @@ class PointLookupAdmin(StaffModelAdmin):
         writer.writerows([[_spreadsheet_safe(cell) for cell in row] for row in result_rows(lookup)])
         return response
 
-    @admin.display(description="outcome")
+    @admin.display(description=_("outcome"))
     def outcome_badge(self, obj):
         colour = {"OK": "#2e7d32", "PENDING": "#666"}.get(obj.outcome, "#c62828")
         return format_html('<strong style="color:{}">{}</strong>', colour, obj.outcome)
 
-    @admin.display(description="error")
+    @admin.display(description=_("error"))
     def error_text(self, obj):
         if not obj.error:
             return "—"
-        location = f" at {obj.error['location']}" if obj.error.get("location") else ""
+        location = f" ({obj.error['location']})" if obj.error.get("location") else ""
         return f"{obj.error['code']}: {obj.error['message']}{location}"
 
-    @admin.display(description="results")
+    @admin.display(description=_("results"))
     def results_table(self, obj):
         if obj.results is None:
             return "—"
@@ -130,13 +138,25 @@ class PointLookupAdmin(StaffModelAdmin):
                 for i, ref, lat, lon, code, address in rows[:TABLE_ROWS]
             ),
         )
-        more = format_html("<p>Showing {} of {} rows.</p>", TABLE_ROWS, len(rows)) if len(rows) > TABLE_ROWS else ""
+        more = (
+            format_html(
+                "<p>{}</p>", gettext("Showing %(shown)d of %(total)d rows.") % {"shown": TABLE_ROWS, "total": len(rows)}
+            )
+            if len(rows) > TABLE_ROWS
+            else ""
+        )
         return format_html(
-            '<p><a class="button" href="{}">Download CSV</a></p>{}'
-            '<table class="geo-results"><thead><tr><th>#</th><th>ref</th><th>lat</th><th>lon</th><th>code</th>'
-            "<th>address</th></tr></thead><tbody>{}</tbody></table>",
+            '<p><a class="button" href="{}">{}</a></p>{}'
+            '<table class="geo-results"><thead><tr><th>#</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th>'
+            "<th>{}</th></tr></thead><tbody>{}</tbody></table>",
             reverse("admin:geo_pointlookup_csv", args=[obj.pk]),
+            gettext("Download CSV"),
             more,
+            gettext("ref"),
+            gettext("latitude"),
+            gettext("longitude"),
+            gettext("code"),
+            gettext("address"),
             body,
         )
 
@@ -144,8 +164,12 @@ class PointLookupAdmin(StaffModelAdmin):
         # Resolving again asks GaluchatAPI, like the resolve page: the same permission.
         return request.user.has_perm("geo.add_pointlookup")
 
-    @admin.action(description="Resolve again (e.g. after a GaluchatAPI outage)", permissions=["resolve"])
+    @admin.action(description=_("Resolve again (e.g. after a GaluchatAPI outage)"), permissions=["resolve"])
     def resolve_again(self, request, queryset):
         for lookup in queryset:
             point_lookup_refresh(lookup=lookup)
-        self.message_user(request, f"Resolved {queryset.count()} lookups again.")
+        count = queryset.count()
+        self.message_user(
+            request,
+            ngettext("Resolved %(count)d lookup again.", "Resolved %(count)d lookups again.", count) % {"count": count},
+        )

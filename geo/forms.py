@@ -13,6 +13,8 @@ import math
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .models import Granularity
 
@@ -24,9 +26,12 @@ def _number(text: str, what: str, line: int) -> float:
     try:
         value = float(text.strip())
     except ValueError:
-        raise ValidationError(f"Line {line}: {what} {text.strip()!r} is not a number") from None
+        raise ValidationError(
+            gettext("Line %(line)d: %(what)s %(text)r is not a number")
+            % {"line": line, "what": what, "text": text.strip()}
+        ) from None
     if not math.isfinite(value):
-        raise ValidationError(f"Line {line}: {what} must be a finite number")
+        raise ValidationError(gettext("Line %(line)d: %(what)s must be a finite number") % {"line": line, "what": what})
     return value
 
 
@@ -40,7 +45,10 @@ def parse_rows(rows) -> list[dict]:
         if line == 1 and cells[0].lower() in HEADER_WORDS:
             continue
         if len(cells) < 2 or len(cells) > 3:
-            raise ValidationError(f"Line {line}: expected lat,lon[,ref], got {len(cells)} columns")
+            raise ValidationError(
+                gettext("Line %(line)d: expected lat,lon[,ref], got %(count)d columns")
+                % {"line": line, "count": len(cells)}
+            )
         point = {"lat": _number(cells[0], "lat", line), "lon": _number(cells[1], "lon", line)}
         if len(cells) == 3 and cells[2]:
             point = {"ref": cells[2], **point}
@@ -49,28 +57,33 @@ def parse_rows(rows) -> list[dict]:
 
 
 class ResolvePointsForm(forms.Form):
-    granularity = forms.ChoiceField(choices=Granularity.choices, initial=Granularity.ADMIN)
+    granularity = forms.ChoiceField(label=_("granularity"), choices=Granularity.choices, initial=Granularity.ADMIN)
     coordinates = forms.CharField(
+        label=_("coordinates"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 10, "cols": 60, "placeholder": "35.68283,139.75945,p1\n35.6895,139.6917"}),
-        help_text="One point per line: lat,lon[,ref]",
+        help_text=_("One point per line: lat,lon[,ref]"),
     )
-    csv_file = forms.FileField(required=False, label="…or a CSV file", help_text="Columns lat,lon[,ref]; UTF-8.")
-    name = forms.CharField(max_length=100, required=False, help_text="Optional, to find the lookup later.")
+    csv_file = forms.FileField(required=False, label=_("…or a CSV file"), help_text=_("Columns lat,lon[,ref]; UTF-8."))
+    name = forms.CharField(
+        label=_("name"), max_length=100, required=False, help_text=_("Optional, to find the lookup later.")
+    )
 
     def clean(self):
         cleaned = super().clean()
         text, upload = cleaned.get("coordinates") or "", cleaned.get("csv_file")
         if upload is not None:
             if upload.size > MAX_UPLOAD_BYTES:
-                raise ValidationError(f"The CSV file is larger than {MAX_UPLOAD_BYTES // 1_000_000} MB")
+                raise ValidationError(
+                    gettext("The CSV file is larger than %(mb)d MB") % {"mb": MAX_UPLOAD_BYTES // 1_000_000}
+                )
             try:
                 text = upload.read().decode("utf-8-sig")
             except UnicodeDecodeError:
-                raise ValidationError("The CSV file is not UTF-8 text") from None
+                raise ValidationError(gettext("The CSV file is not UTF-8 text")) from None
         if not text.strip():
-            raise ValidationError("Paste coordinates or choose a CSV file")
+            raise ValidationError(gettext("Paste coordinates or choose a CSV file"))
         cleaned["points"] = parse_rows(csv.reader(io.StringIO(text)))
         if not cleaned["points"]:
-            raise ValidationError("No points found")
+            raise ValidationError(gettext("No points found"))
         return cleaned

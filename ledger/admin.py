@@ -11,6 +11,8 @@ from django.db.models import Sum
 from django.forms.models import BaseInlineFormSet
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
@@ -22,9 +24,9 @@ from .services import LineInput
 
 
 class ReportDateForm(forms.Form):
-    as_of = forms.DateField(label="基準日", required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    start = forms.DateField(label="開始日", required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    end = forms.DateField(label="終了日", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    as_of = forms.DateField(label=_("As of"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    start = forms.DateField(label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    end = forms.DateField(label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
 
 @admin.register(Account)
@@ -47,12 +49,12 @@ class AccountAdmin(StaffModelAdmin):
             return False
         return obj is None or not obj.lines.exists()
 
-    @admin.action(description="選択した勘定科目を有効にする", permissions=["change"])
+    @admin.action(description=_("Activate selected accounts"), permissions=["change"])
     def activate(self, request, queryset):
         for account in queryset:
             services.account_set_active(account=account, active=True)
 
-    @admin.action(description="選択した勘定科目を無効にする（履歴は残ります）", permissions=["change"])
+    @admin.action(description=_("Deactivate selected accounts (their history is kept)"), permissions=["change"])
     def deactivate(self, request, queryset):
         for account in queryset:
             services.account_set_active(account=account, active=False)
@@ -86,24 +88,41 @@ class AccountAdmin(StaffModelAdmin):
         form, data, today = self._dates(request)
         as_of = data.get("as_of") or today
         return self._report(
-            request, "balance_sheet", "貸借対照表", form=form, as_of=as_of, sheet=selectors.balance_sheet(as_of=as_of)
+            request,
+            "balance_sheet",
+            gettext("Balance sheet"),
+            form=form,
+            as_of=as_of,
+            sheet=selectors.balance_sheet(as_of=as_of),
         )
 
     def income_statement_view(self, request):
         form, data, today = self._dates(request)
         end = data.get("end") or today
         start = data.get("start") or end.replace(month=1, day=1)
-        error = "開始日が終了日より後です。" if start > end else None
+        error = gettext("The start date is after the end date.") if start > end else None
         statement = None if error else selectors.income_statement(start=start, end=end)
         return self._report(
-            request, "income_statement", "損益計算書", form=form, start=start, end=end, statement=statement, error=error
+            request,
+            "income_statement",
+            gettext("Income statement"),
+            form=form,
+            start=start,
+            end=end,
+            statement=statement,
+            error=error,
         )
 
     def trial_balance_view(self, request):
         form, data, today = self._dates(request)
         as_of = data.get("as_of") or today
         return self._report(
-            request, "trial_balance", "残高試算表", form=form, as_of=as_of, tb=selectors.trial_balance(as_of=as_of)
+            request,
+            "trial_balance",
+            gettext("Trial balance"),
+            form=form,
+            as_of=as_of,
+            tb=selectors.trial_balance(as_of=as_of),
         )
 
 
@@ -171,11 +190,11 @@ class JournalEntryAdmin(StaffModelAdmin):
             .annotate(debit_total=Sum("lines__debit"))  # the list's amounts in its one query
         )
 
-    @admin.display(description="金額")
+    @admin.display(description=_("amount"))
     def amount(self, obj):
         return services.yen(obj.debit_total or Decimal(0))
 
-    @admin.display(description="取消済", boolean=True)
+    @admin.display(description=_("reversed"), boolean=True)
     def is_reversed(self, obj):
         return hasattr(obj, "reversal")
 
@@ -209,7 +228,7 @@ class JournalEntryAdmin(StaffModelAdmin):
             formset.new_objects, formset.changed_objects, formset.deleted_objects = list(entry.lines.all()), [], []
 
     # A reversal is a new entry: the right to post entries is the right to reverse them.
-    @admin.action(description="選択した仕訳を取り消す（反対仕訳を作成）", permissions=["add"])
+    @admin.action(description=_("Reverse selected entries (posts an opposite entry)"), permissions=["add"])
     def reverse_entries(self, request, queryset):
         for entry in queryset.order_by("date", "created_at"):
             try:
@@ -218,4 +237,8 @@ class JournalEntryAdmin(StaffModelAdmin):
                 self.message_user(request, f"{entry}: {exc.message}", messages.ERROR)
             else:
                 url = reverse("admin:ledger_journalentry_change", args=[reversal.pk])
-                self.message_user(request, f"{entry} を取り消しました（反対仕訳 {url}）", messages.SUCCESS)
+                self.message_user(
+                    request,
+                    gettext("Reversed %(entry)s (reversal entry %(url)s)") % {"entry": entry, "url": url},
+                    messages.SUCCESS,
+                )

@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class LedgerConfig(AppConfig):
     name = "ledger"
-    verbose_name = "会計帳簿"
+    verbose_name = _("Accounting books")
 
     def ready(self) -> None:
         from . import tools  # noqa: F401  (registers the MCP tools)

@@ -14,6 +14,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 AMOUNT_DIGITS = 18
 AMOUNT_PLACES = 2
@@ -21,11 +22,11 @@ MAX_AMOUNT = Decimal(10) ** (AMOUNT_DIGITS - AMOUNT_PLACES) - Decimal("0.01")
 
 
 class AccountType(models.TextChoices):
-    ASSET = "asset", "資産"
-    LIABILITY = "liability", "負債"
-    EQUITY = "equity", "純資産"
-    REVENUE = "revenue", "収益"
-    EXPENSE = "expense", "費用"
+    ASSET = "asset", _("asset")
+    LIABILITY = "liability", _("liability")
+    EQUITY = "equity", _("equity")
+    REVENUE = "revenue", _("revenue")
+    EXPENSE = "expense", _("expense")
 
 
 # Assets and expenses grow on the debit side; liabilities, equity and revenue on the credit side.
@@ -33,12 +34,12 @@ DEBIT_NORMAL = frozenset({AccountType.ASSET, AccountType.EXPENSE})
 
 
 class Account(models.Model):
-    code = models.CharField("コード", max_length=20, unique=True)
-    name = models.CharField("科目名", max_length=100)
-    type = models.CharField("区分", max_length=10, choices=AccountType.choices)
-    category = models.CharField("カテゴリ", max_length=100, blank=True)
-    is_active = models.BooleanField("有効", default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    code = models.CharField(_("code"), max_length=20, unique=True)
+    name = models.CharField(_("account name"), max_length=100)
+    type = models.CharField(_("type"), max_length=10, choices=AccountType.choices)
+    category = models.CharField(_("category"), max_length=100, blank=True)
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         constraints = [
@@ -46,8 +47,8 @@ class Account(models.Model):
             models.CheckConstraint(condition=~Q(code=""), name="ledger_account_code_not_empty"),
         ]
         ordering = ["code"]
-        verbose_name = "勘定科目"
-        verbose_name_plural = "勘定科目"
+        verbose_name = _("account")
+        verbose_name_plural = _("accounts")
 
     def __str__(self) -> str:
         return f"{self.code} {self.name}"
@@ -63,15 +64,20 @@ class ImmutableError(Exception):
 
 class JournalEntry(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    date = models.DateField("日付", db_index=True)
-    description = models.CharField("摘要", max_length=500)
+    date = models.DateField(_("date"), db_index=True)
+    description = models.CharField(_("description"), max_length=500)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("created by"),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     # A reversal entry points at the entry it cancels; one reversal per entry at most.
     reversal_of = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversal", verbose_name="取消対象"
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversal", verbose_name=_("reversal of")
     )
 
     class Meta:
@@ -80,8 +86,8 @@ class JournalEntry(models.Model):
             models.CheckConstraint(condition=~Q(description=""), name="ledger_entry_description_not_empty"),
         ]
         ordering = ["-date", "-created_at"]
-        verbose_name = "仕訳"
-        verbose_name_plural = "仕訳"
+        verbose_name = _("journal entry")
+        verbose_name_plural = _("journal entries")
 
     def __str__(self) -> str:
         return f"{self.date} {self.description}"
@@ -98,11 +104,15 @@ class JournalEntry(models.Model):
 
 class JournalLine(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    entry = models.ForeignKey(JournalEntry, on_delete=models.PROTECT, related_name="lines")
-    line_no = models.PositiveSmallIntegerField(default=0)
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="lines", verbose_name="勘定科目")
-    debit = models.DecimalField("借方", max_digits=AMOUNT_DIGITS, decimal_places=AMOUNT_PLACES, default=Decimal(0))
-    credit = models.DecimalField("貸方", max_digits=AMOUNT_DIGITS, decimal_places=AMOUNT_PLACES, default=Decimal(0))
+    entry = models.ForeignKey(
+        JournalEntry, on_delete=models.PROTECT, related_name="lines", verbose_name=_("journal entry")
+    )
+    line_no = models.PositiveSmallIntegerField(_("line number"), default=0)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="lines", verbose_name=_("account"))
+    debit = models.DecimalField(_("debit"), max_digits=AMOUNT_DIGITS, decimal_places=AMOUNT_PLACES, default=Decimal(0))
+    credit = models.DecimalField(
+        _("credit"), max_digits=AMOUNT_DIGITS, decimal_places=AMOUNT_PLACES, default=Decimal(0)
+    )
 
     class Meta:
         constraints = [
@@ -115,11 +125,11 @@ class JournalLine(models.Model):
             models.UniqueConstraint(fields=["entry", "line_no"], name="ledger_line_unique_line_no"),
         ]
         ordering = ["entry", "line_no"]
-        verbose_name = "仕訳明細"
-        verbose_name_plural = "仕訳明細"
+        verbose_name = _("journal line")
+        verbose_name_plural = _("journal lines")
 
     def __str__(self) -> str:
-        side = f"借方 {self.debit}" if self.debit else f"貸方 {self.credit}"
+        side = f"{_('debit')} {self.debit}" if self.debit else f"{_('credit')} {self.credit}"
         return f"{self.account_id} {side}"
 
     def save(self, *args, **kwargs):

@@ -3,6 +3,8 @@ import json
 from django import forms
 from django.contrib import admin
 from django.utils.cache import add_never_cache_headers
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
@@ -13,7 +15,10 @@ from .models import ApiKey, ToolCall
 
 class ApiKeyForm(forms.ModelForm):
     scopes = forms.MultipleChoiceField(
-        choices=[(g, g) for g in GROUPS], widget=forms.CheckboxSelectMultiple, help_text="Tool groups this key may use."
+        choices=[(g, g) for g in GROUPS],
+        widget=forms.CheckboxSelectMultiple,
+        label=_("scopes"),
+        help_text=_("Tool groups this key may use."),
     )
 
     grantable: set[str] = set()  # the scopes the staff member may give (ApiKeyAdmin.get_form sets it)
@@ -28,8 +33,11 @@ class ApiKeyForm(forms.ModelForm):
         added = set(scopes) - set(self.instance.scopes if self.instance.pk else []) - self.grantable
         if added:
             raise forms.ValidationError(
-                f"You may not give the scope(s) {', '.join(sorted(added))}: "
-                "a scope needs the admin permissions its tools use (see README, Staff permissions)."
+                gettext(
+                    "You may not give the scope(s) %(scopes)s: "
+                    "a scope needs the admin permissions its tools use (see README, Staff permissions)."
+                )
+                % {"scopes": ", ".join(sorted(added))}
             )
         return scopes
 
@@ -43,7 +51,7 @@ class ApiKeyAdmin(StaffModelAdmin):
     readonly_fields = ["prefix", "created_at", "last_used_at"]
     actions = ["deactivate"]
 
-    @admin.display(description="scopes")
+    @admin.display(description=_("scopes"))
     def scope_list(self, obj):
         return ", ".join(obj.scopes)
 
@@ -71,7 +79,7 @@ class ApiKeyAdmin(StaffModelAdmin):
             self,
             request,
             "admin/mcpsite/apikey/created.html",
-            title="API key created",
+            title=gettext("API key created"),
             api_key=obj,
             raw_key=obj.raw_key,
             http_config=json.dumps(http_client_config(mcp_url=mcp_url, raw_key=obj.raw_key), indent=2),
@@ -79,10 +87,13 @@ class ApiKeyAdmin(StaffModelAdmin):
         add_never_cache_headers(response)
         return response
 
-    @admin.action(description="Deactivate selected keys", permissions=["change"])
+    @admin.action(description=_("Deactivate selected keys"), permissions=["change"])
     def deactivate(self, request, queryset):
         updated = queryset.update(is_active=False)
-        self.message_user(request, f"{updated} key(s) deactivated.")
+        self.message_user(
+            request,
+            ngettext("%(count)d key deactivated.", "%(count)d keys deactivated.", updated) % {"count": updated},
+        )
 
 
 @admin.register(ToolCall)

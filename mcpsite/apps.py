@@ -1,12 +1,25 @@
+import axes.apps
+import django_tasks_db.apps
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class McpsiteConfig(AppConfig):
+    default = True  # this module also holds the AppConfigs of two third-party apps (below)
     name = "mcpsite"
-    verbose_name = "MCP platform"
+    verbose_name = _("MCP platform")
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers system checks)
         from .logfilters import install_on_access_loggers
 
         install_on_access_loggers()
+
+
+# Third-party apps in the staff's admin whose names are plain strings: the same apps under translatable names.
+class AxesConfig(axes.apps.AppConfig):
+    verbose_name = _("Login throttle (django-axes)")
+
+
+class TasksDbConfig(django_tasks_db.apps.TasksAppConfig):
+    verbose_name = _("Background tasks")

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 KEY_PREFIX = "mcp_"
 
@@ -23,18 +24,25 @@ def default_rate() -> str:
 
 
 class ApiKey(models.Model):
-    name = models.CharField(max_length=100)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys")
-    prefix = models.CharField(max_length=16, help_text="The first characters of the key, to recognise it.")
-    digest = models.CharField(max_length=64, unique=True, editable=False)
-    scopes = models.JSONField(default=list, help_text="Tool groups this key may use.")
-    rate = models.CharField(max_length=20, default=default_rate, help_text="Requests per period, e.g. 100/m.")
-    is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
+    name = models.CharField(_("name"), max_length=100)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys", verbose_name=_("owner")
+    )
+    prefix = models.CharField(
+        _("prefix"), max_length=16, help_text=_("The first characters of the key, to recognise it.")
+    )
+    digest = models.CharField(_("digest"), max_length=64, unique=True, editable=False)
+    scopes = models.JSONField(_("scopes"), default=list, help_text=_("Tool groups this key may use."))
+    rate = models.CharField(
+        _("rate"), max_length=20, default=default_rate, help_text=_("Requests per period, e.g. 100/m.")
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    last_used_at = models.DateTimeField(_("last used at"), null=True, blank=True)
 
     class Meta:
-        verbose_name = "API key"
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -52,28 +60,32 @@ class ApiKey(models.Model):
 
 
 class ToolCallOutcome(models.TextChoices):
-    OK = "ok", "ok"
-    ERROR = "error", "error"
-    DENIED = "denied", "denied"
-    RATE_LIMITED = "rate_limited", "rate limited"
-    INTERNAL = "internal", "internal error"
+    OK = "ok", _("ok")
+    ERROR = "error", _("error")
+    DENIED = "denied", _("denied")
+    RATE_LIMITED = "rate_limited", _("rate limited")
+    INTERNAL = "internal", _("internal error")
 
 
 class ToolCall(models.Model):
     Outcome = ToolCallOutcome
 
     # When the call ended (set by the dispatcher; rows are written in batches, later).
-    created_at = models.DateTimeField(default=timezone.now, editable=False, db_index=True)
-    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
-    transport = models.CharField(max_length=10, db_index=True)
-    tool = models.CharField(max_length=100, db_index=True)
-    duration_ms = models.PositiveIntegerField(default=0)
-    outcome = models.CharField(max_length=20, choices=Outcome.choices, db_index=True)
-    error_code = models.CharField(max_length=40, blank=True)
-    request_id = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(_("called at"), default=timezone.now, editable=False, db_index=True)
+    api_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls", verbose_name=_("API key")
+    )
+    transport = models.CharField(_("transport"), max_length=10, db_index=True)
+    tool = models.CharField(_("tool"), max_length=100, db_index=True)
+    duration_ms = models.PositiveIntegerField(_("duration (ms)"), default=0)
+    outcome = models.CharField(_("outcome"), max_length=20, choices=Outcome.choices, db_index=True)
+    error_code = models.CharField(_("error code"), max_length=40, blank=True)
+    request_id = models.CharField(_("request ID"), max_length=64, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = _("tool call")
+        verbose_name_plural = _("tool calls")
         constraints = [
             models.CheckConstraint(
                 condition=Q(outcome__in=ToolCallOutcome.values),

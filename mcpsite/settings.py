@@ -92,8 +92,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "rest_framework",
-    "django_tasks_db",
-    "axes",
+    "mcpsite.apps.TasksDbConfig",  # django_tasks_db and axes under names the staff's language can translate
+    "mcpsite.apps.AxesConfig",
     "mcpsite",
     "cinema",
     "ledger",
@@ -107,6 +107,8 @@ MIDDLEWARE = [
     # Serves the admin's static files under uvicorn (collected into STATIC_ROOT by `make demo`).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The staff's language: the browser's Accept-Language among LANGUAGES, else LANGUAGE_CODE.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -215,6 +217,9 @@ PASSWORD_HASHERS = [
 ]
 
 LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE", "ja")
+LANGUAGES = [("ja", "日本語"), ("en", "English")]
+# The project's one catalogue (locale/ja/LC_MESSAGES/django.po; English is the source language).
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "Asia/Tokyo"
 USE_I18N = True
 USE_TZ = True

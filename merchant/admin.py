@@ -6,6 +6,8 @@ from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
@@ -20,11 +22,15 @@ LOW_STOCK = 10
 
 
 class StockFilter(admin.SimpleListFilter):
-    title = "stock"
+    title = _("stock")
     parameter_name = "stock"
 
     def lookups(self, request, model_admin):
-        return [("out", "Out of stock"), ("low", f"Low (1–{LOW_STOCK})"), ("ok", f"In stock (> {LOW_STOCK})")]
+        return [
+            ("out", gettext("Out of stock")),
+            ("low", gettext("Low (1–%(low)d)") % {"low": LOW_STOCK}),
+            ("ok", gettext("In stock (> %(low)d)") % {"low": LOW_STOCK}),
+        ]
 
     def queryset(self, request, queryset):
         return {
@@ -69,11 +75,11 @@ class ProductAdmin(StaffModelAdmin):
         "active",
     ]
 
-    @admin.display(description="price", ordering="price_cents")
+    @admin.display(description=_("price"), ordering="price_cents")
     def price_yen(self, obj: Product) -> str:
         return f"¥{obj.price_cents / 100:,.0f}" if obj.price_cents % 100 == 0 else f"¥{obj.price_cents / 100:,.2f}"
 
-    @admin.display(description="stock", ordering="inventory_count")
+    @admin.display(description=_("stock"), ordering="inventory_count")
     def stock(self, obj: Product):
         css = (
             "color:#ba2121;font-weight:bold"
@@ -81,7 +87,9 @@ class ProductAdmin(StaffModelAdmin):
             else ("color:#b36b00;font-weight:bold" if obj.inventory_count <= LOW_STOCK else "")
         )
         url = reverse("admin:merchant_product_adjust_stock", args=[obj.pk])
-        return format_html('<span style="{}">{}</span> <a href="{}">adjust</a>', css, obj.inventory_count, url)
+        return format_html(
+            '<span style="{}">{}</span> <a href="{}">{}</a>', css, obj.inventory_count, url, gettext("adjust")
+        )
 
     def get_readonly_fields(self, request, obj=None):
         # Stock changes of an existing product are recorded movements (the Adjust stock page).
@@ -126,19 +134,24 @@ class ProductAdmin(StaffModelAdmin):
                 form.add_error(None, exc.message)
             else:
                 product.refresh_from_db()
-                self.message_user(request, f"{product.sku}: stock is now {product.inventory_count}.", messages.SUCCESS)
+                self.message_user(
+                    request,
+                    gettext("%(sku)s: stock is now %(count)d.")
+                    % {"sku": product.sku, "count": product.inventory_count},
+                    messages.SUCCESS,
+                )
                 return redirect("admin:merchant_product_change", pk)
         return model_page(
             self,
             request,
             "admin/merchant/product/adjust_stock.html",
-            title=f"Adjust stock: {product.name}",
+            title=gettext("Adjust stock: %(name)s") % {"name": product.name},
             original=product,
             form=form,
             movements=product.movements.select_related("created_by")[:10],
         )
 
-    @admin.action(description="Record a sale of one unit", permissions=["change"])
+    @admin.action(description=_("Record a sale of one unit"), permissions=["change"])
     def record_one_sale(self, request, queryset):
         sold, refused = [], []
         for product in queryset.order_by("pk"):
@@ -148,9 +161,13 @@ class ProductAdmin(StaffModelAdmin):
             except ToolError:
                 refused.append(product.sku)
         if sold:
-            self.message_user(request, f"Sale recorded: {', '.join(sold)}", messages.SUCCESS)
+            self.message_user(request, gettext("Sale recorded: %(skus)s") % {"skus": ", ".join(sold)}, messages.SUCCESS)
         if refused:
-            self.message_user(request, f"Out of stock, nothing recorded: {', '.join(refused)}", messages.WARNING)
+            self.message_user(
+                request,
+                gettext("Out of stock, nothing recorded: %(skus)s") % {"skus": ", ".join(refused)},
+                messages.WARNING,
+            )
 
 
 @admin.register(InventoryMovement)

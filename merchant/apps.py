@@ -1,8 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class MerchantConfig(AppConfig):
     name = "merchant"
+    verbose_name = _("Shop")
 
     def ready(self) -> None:
         from django.db.backends.signals import connection_created

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from .search_keys import normalize
 
@@ -18,27 +19,27 @@ class ProductQuerySet(models.QuerySet):
 class Product(models.Model):
     """A product as the seed shows it: price in cents of a yen (198000 = ¥1,980), stock never negative."""
 
-    sku = models.CharField(max_length=64)
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    sku = models.CharField(_("SKU"), max_length=64)
+    name = models.CharField(_("name"), max_length=200)
+    description = models.TextField(_("description"), blank=True)
     price_cents = models.PositiveBigIntegerField(
-        help_text="Price in 1/100 yen, as the seed stores it (198000 = ¥1,980)."
+        _("price (1/100 yen)"), help_text=_("Price in 1/100 yen, as the seed stores it (198000 = ¥1,980).")
     )
-    inventory_count = models.IntegerField(default=0)
-    category = models.CharField(max_length=100, blank=True)
-    brand = models.CharField(max_length=100, blank=True)
+    inventory_count = models.IntegerField(_("stock"), default=0)
+    category = models.CharField(_("category"), max_length=100, blank=True)
+    brand = models.CharField(_("brand"), max_length=100, blank=True)
     # The seed's image URLs are site-relative ("/assets/…"), so not a URLField.
-    image_url = models.CharField(max_length=500, blank=True)
-    refund_period_days = models.PositiveIntegerField(default=30)
+    image_url = models.CharField(_("image URL"), max_length=500, blank=True)
+    refund_period_days = models.PositiveIntegerField(_("refund period (days)"), default=30)
     keywords = models.CharField(
-        max_length=500, blank=True, help_text="Space-separated search words (かわいい グッズ …)."
+        _("keywords"), max_length=500, blank=True, help_text=_("Space-separated search words (かわいい グッズ …).")
     )
-    active = models.BooleanField(default=True)
+    active = models.BooleanField(_("active"), default=True)
     # Derived from name, description, category, brand and keywords by `search_keys.normalize`; indexed
     # by FTS5 trigram (SQLite) or pg_trgm GIN (PostgreSQL), see migration 0001.
-    search_key = models.TextField(blank=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    search_key = models.TextField(_("search key"), blank=True, editable=False)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     objects = ProductQuerySet.as_manager()
 
@@ -51,6 +52,8 @@ class Product(models.Model):
         # No index on (active, inventory_count): nearly every product is in stock, and such an index
         # lures SQLite's planner away from the rowid scan that stops at LIMIT (measured: 3-10x slower).
         ordering = ["id"]
+        verbose_name = _("product")
+        verbose_name_plural = _("products")
 
     def __str__(self) -> str:
         return f"{self.name} ({self.sku})"
@@ -74,17 +77,19 @@ class InventoryMovement(models.Model):
     """One change of a product's stock: a sale, a restock or a correction. History is never edited."""
 
     class Reason(models.TextChoices):
-        SALE = "sale", "Sale"
-        RESTOCK = "restock", "Restock"
-        CORRECTION = "correction", "Correction (stock count)"
+        SALE = "sale", _("Sale")
+        RESTOCK = "restock", _("Restock")
+        CORRECTION = "correction", _("Correction (stock count)")
 
-    product = models.ForeignKey(Product, on_delete=models.CASCADE, related_name="movements")
-    delta = models.IntegerField()
-    reason = models.CharField(max_length=20, choices=Reason.choices)
-    balance_after = models.IntegerField()
-    note = models.CharField(max_length=200, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
+    product = models.ForeignKey(Product, on_delete=models.CASCADE, related_name="movements", verbose_name=_("product"))
+    delta = models.IntegerField(_("change"))
+    reason = models.CharField(_("reason"), max_length=20, choices=Reason.choices)
+    balance_after = models.IntegerField(_("stock after"))
+    note = models.CharField(_("note"), max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, verbose_name=_("by")
+    )
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
 
     class Meta:
         constraints = [
@@ -92,6 +97,8 @@ class InventoryMovement(models.Model):
             models.CheckConstraint(condition=Q(balance_after__gte=0), name="merchant_movement_balance_not_negative"),
         ]
         ordering = ["-created_at", "-id"]
+        verbose_name = _("inventory movement")
+        verbose_name_plural = _("inventory movements")
 
     def __str__(self) -> str:
         return f"{self.product.sku} {self.delta:+d} ({self.reason})"

@@ -4,6 +4,8 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.mcp.errors import ToolError
@@ -24,7 +26,7 @@ class ProfileForm(forms.ModelForm):
     """The webhook URL is write-only, like a password: its path, query or user info is often its secret, so a saved
     URL is never sent back to the browser. Blank keeps it, a new URL replaces it, the checkbox removes it."""
 
-    remove_webhook = forms.BooleanField(required=False, label="Remove the webhook (deliver reminders by email)")
+    remove_webhook = forms.BooleanField(required=False, label=_("Remove the webhook (deliver reminders by email)"))
 
     class Meta:
         model = Profile
@@ -36,10 +38,9 @@ class ProfileForm(forms.ModelForm):
         saved = self.instance.webhook_url
         if saved:
             self.initial["webhook_url"] = ""
-            self.fields["webhook_url"].help_text = (
-                f"Set to {services.webhook_origin(saved)}/… (the rest is hidden). "
-                "Leave blank to keep it, or enter a new URL to replace it."
-            )
+            self.fields["webhook_url"].help_text = gettext(
+                "Set to %(origin)s/… (the rest is hidden). Leave blank to keep it, or enter a new URL to replace it."
+            ) % {"origin": services.webhook_origin(saved)}
         else:
             del self.fields["remove_webhook"]
 
@@ -73,22 +74,27 @@ class ProfileAdmin(StaffModelAdmin):
         webhook = ["webhook_url", "remove_webhook"] if obj and obj.webhook_url else ["webhook_url"]
         return ["owner", *webhook, "feed_url", "feed_token_rotated_at"]
 
-    @admin.display(description="webhook")  # not sortable: the order of secrets is a hint about them
+    @admin.display(description=_("webhook"))  # not sortable: the order of secrets is a hint about them
     def webhook(self, obj):
         # Only the origin in the list: a webhook URL's path, query or user info is often its secret.
         return services.webhook_origin(obj.webhook_url) if obj.webhook_url else "—"
 
-    @admin.display(description="calendar feed URL")
+    @admin.display(description=_("calendar feed URL"))
     def feed_url(self, obj):
         if not obj.pk:
-            return "(created on save)"
+            return gettext("(created on save)")
         return f"{settings.SITE_URL.rstrip('/')}{obj.feed_path}"
 
-    @admin.action(description="Rotate the calendar feed URL (the old URL stops working)", permissions=["change"])
+    @admin.action(description=_("Rotate the calendar feed URL (the old URL stops working)"), permissions=["change"])
     def rotate_feed_token(self, request, queryset):
         for profile in queryset:
             services.profile_rotate_feed_token(profile=profile)
-        self.message_user(request, f"Rotated {len(queryset)} feed URL(s).", messages.SUCCESS)
+        count = len(queryset)
+        self.message_user(
+            request,
+            ngettext("Rotated %(count)d feed URL.", "Rotated %(count)d feed URLs.", count) % {"count": count},
+            messages.SUCCESS,
+        )
 
 
 @admin.register(Contact)
@@ -109,7 +115,7 @@ class EventAdmin(StaffModelAdmin):
     date_hierarchy = "start"
     list_select_related = ["owner"]
 
-    @admin.display(description="start (as written)", ordering="start")
+    @admin.display(description=_("start (as written)"), ordering="start")
     def local_start(self, obj):
         return obj.start_local.strftime("%Y-%m-%d %H:%M %z")
 
@@ -148,11 +154,11 @@ class MessageAdmin(StaffModelAdmin):
     def has_add_permission(self, request):
         return False  # messages are sent by agents through message.send
 
-    @admin.display(description="status", ordering="status")
+    @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj):
         return _badge(obj.status)
 
-    @admin.action(description="Resend selected failed messages", permissions=["change"])
+    @admin.action(description=_("Resend selected failed messages"), permissions=["change"])
     def resend(self, request, queryset):
         done, refused = 0, []
         for message in queryset:
@@ -162,7 +168,11 @@ class MessageAdmin(StaffModelAdmin):
             except ToolError as exc:
                 refused.append(exc.message)
         if done:
-            self.message_user(request, f"Queued {done} message(s) again.", messages.SUCCESS)
+            self.message_user(
+                request,
+                ngettext("Queued %(count)d message again.", "Queued %(count)d messages again.", done) % {"count": done},
+                messages.SUCCESS,
+            )
         for reason in refused:
             self.message_user(request, reason, messages.WARNING)
 
@@ -178,7 +188,7 @@ class DeliveryInline(admin.TabularInline):
     def has_add_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="status")
+    @admin.display(description=_("status"))
     def status_badge(self, obj):
         return _badge(obj.status)
 
@@ -214,12 +224,12 @@ class ReminderAdmin(StaffModelAdmin):
 
         return super().get_queryset(request).annotate(delivered=Count("deliveries"))
 
-    @admin.display(description="next fire time", ordering="next_fire_at")
+    @admin.display(description=_("next fire time"), ordering="next_fire_at")
     def next_fire(self, obj):
         if obj.next_fire_at is None:
-            return "— (finished)"
+            return gettext("— (finished)")
         return obj.next_fire_at.astimezone(obj.zone).strftime("%Y-%m-%d %H:%M %z")
 
-    @admin.display(description="deliveries", ordering="delivered")
+    @admin.display(description=_("deliveries"), ordering="delivered")
     def delivered_count(self, obj):
         return obj.delivered

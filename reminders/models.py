@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Length, Trim
 from django.db.models.lookups import GreaterThanOrEqual
+from django.utils.translation import gettext_lazy as _
 
 
 def public_id(prefix: str) -> str:
@@ -53,8 +54,8 @@ def zone_for(name: str) -> datetime.tzinfo:
 
 
 class Platform(models.TextChoices):
-    EMAIL = "email", "email"
-    SMS = "sms", "SMS"
+    EMAIL = "email", _("email")
+    SMS = "sms", _("SMS")
 
 
 PLATFORMS = tuple(Platform.values)
@@ -63,14 +64,20 @@ PLATFORMS = tuple(Platform.values)
 class Profile(models.Model):
     """Per-owner delivery settings and the secret of the iCalendar feed."""
 
-    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reminder_profile")
-    webhook_url = models.URLField(
-        blank=True, help_text="When set, reminders are POSTed here as JSON instead of emailed to the owner."
+    owner = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reminder_profile", verbose_name=_("owner")
     )
-    feed_token = models.CharField(max_length=64, unique=True, default=new_feed_token, editable=False)
-    feed_token_rotated_at = models.DateTimeField(auto_now_add=True)
+    webhook_url = models.URLField(
+        _("webhook URL"),
+        blank=True,
+        help_text=_("When set, reminders are POSTed here as JSON instead of emailed to the owner."),
+    )
+    feed_token = models.CharField(_("feed token"), max_length=64, unique=True, default=new_feed_token, editable=False)
+    feed_token_rotated_at = models.DateTimeField(_("feed URL issued at"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("delivery profile")
+        verbose_name_plural = _("delivery profiles")
         constraints = [
             models.CheckConstraint(
                 condition=Q(webhook_url="")
@@ -84,7 +91,7 @@ class Profile(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"profile of {self.owner}"
+        return _("profile of %(owner)s") % {"owner": self.owner}
 
     @property
     def feed_path(self) -> str:
@@ -94,16 +101,22 @@ class Profile(models.Model):
 class Contact(models.Model):
     """Someone `message.send` can reach; managed by staff in the admin."""
 
-    public_id = models.CharField(max_length=20, unique=True, default=new_contact_id, editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="contacts")
-    name = models.CharField(max_length=100)
-    email = models.EmailField(blank=True)
-    phone = models.CharField(max_length=32, blank=True, help_text="E.164, e.g. +819012345678")
-    preferred_platform = models.CharField(max_length=5, choices=Platform.choices, default=Platform.EMAIL)
-    created_at = models.DateTimeField(auto_now_add=True)
+    public_id = models.CharField(_("public ID"), max_length=20, unique=True, default=new_contact_id, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="contacts", verbose_name=_("owner")
+    )
+    name = models.CharField(_("name"), max_length=100)
+    email = models.EmailField(_("email"), blank=True)
+    phone = models.CharField(_("phone"), max_length=32, blank=True, help_text=_("E.164, e.g. +819012345678"))
+    preferred_platform = models.CharField(
+        _("preferred platform"), max_length=5, choices=Platform.choices, default=Platform.EMAIL
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        verbose_name = _("contact")
+        verbose_name_plural = _("contacts")
         indexes = [models.Index(fields=["owner", "name"])]
         constraints = [
             models.CheckConstraint(condition=Q(preferred_platform__in=PLATFORMS), name="reminders_contact_platform"),
@@ -124,19 +137,23 @@ class Contact(models.Model):
 
 
 class Event(models.Model):
-    public_id = models.CharField(max_length=20, unique=True, default=new_event_id, editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="events")
-    title = models.CharField(max_length=200)
-    start = models.DateTimeField(db_index=True)
+    public_id = models.CharField(_("public ID"), max_length=20, unique=True, default=new_event_id, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="events", verbose_name=_("owner")
+    )
+    title = models.CharField(_("title"), max_length=200)
+    start = models.DateTimeField(_("start"), db_index=True)
     # The zone the start was written in ("Asia/Tokyo" or "+05:30"), so it reads back as given.
-    tz = models.CharField(max_length=64)
-    duration_min = models.PositiveIntegerField()
-    description = models.TextField(blank=True)
-    location = models.CharField(max_length=200, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    tz = models.CharField(_("time zone"), max_length=64)
+    duration_min = models.PositiveIntegerField(_("duration (minutes)"))
+    description = models.TextField(_("description"), blank=True)
+    location = models.CharField(_("location"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["start"]
+        verbose_name = _("event")
+        verbose_name_plural = _("events")
         indexes = [models.Index(fields=["owner", "start"])]
         constraints = [
             models.CheckConstraint(condition=Q(duration_min__gt=0), name="reminders_event_duration_positive"),
@@ -159,27 +176,31 @@ class Event(models.Model):
 
 class Message(models.Model):
     class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        SENDING = "sending", "sending"
-        SENT = "sent", "sent"
-        FAILED = "failed", "failed"
+        QUEUED = "queued", _("queued")
+        SENDING = "sending", _("sending")
+        SENT = "sent", _("sent")
+        FAILED = "failed", _("failed")
 
-    public_id = models.CharField(max_length=20, unique=True, default=new_message_id, editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="messages")
-    contact = models.ForeignKey(Contact, on_delete=models.PROTECT, related_name="messages")
-    platform = models.CharField(max_length=5, choices=Platform.choices)
+    public_id = models.CharField(_("public ID"), max_length=20, unique=True, default=new_message_id, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="messages", verbose_name=_("owner")
+    )
+    contact = models.ForeignKey(Contact, on_delete=models.PROTECT, related_name="messages", verbose_name=_("contact"))
+    platform = models.CharField(_("platform"), max_length=5, choices=Platform.choices)
     # The address at the time of sending: editing the contact later does not rewrite history.
-    address = models.CharField(max_length=254)
-    text = models.TextField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    failure_reason = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    claimed_until = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    sent_at = models.DateTimeField(null=True, blank=True)
+    address = models.CharField(_("address"), max_length=254)
+    text = models.TextField(_("text"))
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    failure_reason = models.TextField(_("failure reason"), blank=True)
+    attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    claimed_until = models.DateTimeField(_("claimed until"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True, db_index=True)
+    sent_at = models.DateTimeField(_("sent at"), null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         constraints = [
             models.CheckConstraint(condition=Q(platform__in=PLATFORMS), name="reminders_message_platform"),
             models.CheckConstraint(
@@ -199,26 +220,36 @@ class Message(models.Model):
 
 
 class Reminder(models.Model):
-    public_id = models.CharField(max_length=20, unique=True, default=new_reminder_id, editable=False)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reminders")
-    note = models.TextField()
-    time = models.DateTimeField(help_text="The first occurrence.")
-    tz = models.CharField(max_length=64, help_text='The zone the time was written in ("Asia/Tokyo" or "+05:30").')
-    repeat = models.CharField(max_length=500, blank=True, help_text="As given: daily, weekly, … or RRULE text.")
-    rrule = models.CharField(max_length=500, blank=True, help_text="The normalised RFC 5545 rule; empty = once.")
+    public_id = models.CharField(_("public ID"), max_length=20, unique=True, default=new_reminder_id, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reminders", verbose_name=_("owner")
+    )
+    note = models.TextField(_("note"))
+    time = models.DateTimeField(_("time"), help_text=_("The first occurrence."))
+    tz = models.CharField(
+        _("time zone"), max_length=64, help_text=_('The zone the time was written in ("Asia/Tokyo" or "+05:30").')
+    )
+    repeat = models.CharField(
+        _("repeat"), max_length=500, blank=True, help_text=_("As given: daily, weekly, … or RRULE text.")
+    )
+    rrule = models.CharField(
+        _("RRULE"), max_length=500, blank=True, help_text=_("The normalised RFC 5545 rule; empty = once.")
+    )
     # The next occurrence to deliver; NULL once a one-off (or a finished rule) has been delivered.
-    next_fire_at = models.DateTimeField(null=True, blank=True)
+    next_fire_at = models.DateTimeField(_("next fire time"), null=True, blank=True)
     # A worker's lease on the current occurrence: it expires, so a worker that dies mid-delivery
     # leaves the occurrence to be picked up again instead of losing it.
-    claimed_until = models.DateTimeField(null=True, blank=True)
-    claimed_by = models.CharField(max_length=64, blank=True)
+    claimed_until = models.DateTimeField(_("claimed until"), null=True, blank=True)
+    claimed_by = models.CharField(_("claimed by"), max_length=64, blank=True)
     # Failed attempts at the current occurrence (reset when it is recorded).
-    attempts = models.PositiveIntegerField(default=0)
-    is_active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    is_active = models.BooleanField(_("active"), default=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         ordering = ["next_fire_at"]
+        verbose_name = _("reminder")
+        verbose_name_plural = _("reminders")
         indexes = [
             # The due-reminder picker's scan.
             models.Index(fields=["next_fire_at"], condition=Q(is_active=True), name="reminders_due_idx"),
@@ -245,21 +276,25 @@ class ReminderDelivery(models.Model):
     """One delivered occurrence. The unique constraint is the last line of defence against doubles."""
 
     class Channel(models.TextChoices):
-        EMAIL = "email", "email"
-        WEBHOOK = "webhook", "webhook"
+        EMAIL = "email", _("email")
+        WEBHOOK = "webhook", _("webhook")
 
     class Status(models.TextChoices):
-        SENT = "sent", "sent"
-        FAILED = "failed", "failed"
+        SENT = "sent", _("sent")
+        FAILED = "failed", _("failed")
 
-    reminder = models.ForeignKey(Reminder, on_delete=models.CASCADE, related_name="deliveries")
-    occurrence_at = models.DateTimeField()
-    delivered_at = models.DateTimeField()
-    channel = models.CharField(max_length=10, choices=Channel.choices)
-    status = models.CharField(max_length=10, choices=Status.choices)
-    late = models.BooleanField(default=False, help_text="Delivered well after its time (the worker was down).")
-    error = models.TextField(blank=True)
-    worker = models.CharField(max_length=64, blank=True)
+    reminder = models.ForeignKey(
+        Reminder, on_delete=models.CASCADE, related_name="deliveries", verbose_name=_("reminder")
+    )
+    occurrence_at = models.DateTimeField(_("occurrence"))
+    delivered_at = models.DateTimeField(_("delivered at"))
+    channel = models.CharField(_("channel"), max_length=10, choices=Channel.choices)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices)
+    late = models.BooleanField(
+        _("late"), default=False, help_text=_("Delivered well after its time (the worker was down).")
+    )
+    error = models.TextField(_("error"), blank=True)
+    worker = models.CharField(_("worker"), max_length=64, blank=True)
 
     class Meta:
         ordering = ["-occurrence_at"]
@@ -271,7 +306,8 @@ class ReminderDelivery(models.Model):
                 condition=~Q(status="failed") | ~Q(error=""), name="reminders_delivery_failed_has_error"
             ),
         ]
-        verbose_name_plural = "reminder deliveries"
+        verbose_name = _("reminder delivery")
+        verbose_name_plural = _("reminder deliveries")
 
     def __str__(self) -> str:
         return f"{self.reminder.public_id} @ {self.occurrence_at.isoformat()} ({self.status})"

@@ -24,7 +24,7 @@ def test_schedule_page_shows_the_seat_map(admin_client, seed_world, booked):
     assert 'class="seat reserved" title="C3: reserved"' in page
     assert 'class="seat blocked" title="J1: blocked"' in page
     assert 'class="seat available" title="A1: available"' in page
-    assert "reserved 2" in page and "blocked 1" in page
+    assert "予約済 2" in page and "販売停止 1" in page  # the legend, in the staff's Japanese
 
 
 def test_seat_map_and_reservations_refuse_anonymous_non_staff_and_staff_without_permission(
@@ -107,7 +107,7 @@ def test_cancel_action_calls_the_service_and_is_recorded(admin_client, admin_use
         {"action": "cancel_reservations", "_selected_action": [booked.pk]},
         follow=True,
     )
-    assert "Cancelled 1 reservation(s)" in response.content.decode()
+    assert "1 件の予約をキャンセルしました" in response.content.decode()
     booked.refresh_from_db()
     assert (booked.status, booked.cancel_source, booked.cancelled_by) == ("cancelled", "staff", admin_user)
     assert LogEntry.objects.filter(object_id=str(booked.pk), change_message="Cancelled by staff").exists()

@@ -27,7 +27,7 @@ def test_pasted_coordinates_are_resolved_and_shown(admin_client, fake_galuchat):
     assert response.redirect_chain[-1][0] == reverse("admin:geo_pointlookup_change", args=[lookup.pk])
     page = response.content.decode()
     code, address = expected_result("admin", (139759, 35683))
-    assert code in page and address in page and "東京駅" in page and "Resolved 3 points" in page
+    assert code in page and address in page and "東京駅" in page and "3 地点を判定しました" in page
     assert [r.get("ref") for r in lookup.results] == ["東京駅", None, "sea"]
     assert fake_galuchat.received[0].points == [(139759, 35683), (139692, 35690), (0, 0)]
 
@@ -57,7 +57,7 @@ def test_csv_download_exports_formula_like_refs_as_text(admin_client, fake_galuc
 
 @pytest.mark.parametrize(
     ("text", "words"),
-    [("35.0;139.0", "expected lat,lon[,ref]"), ("north,139", "is not a number"), ("", "Paste coordinates")],
+    [("35.0;139.0", "lat,lon[,ref] の形式"), ("north,139", "が数値ではありません"), ("", "座標を貼り付ける")],
 )
 def test_badly_formatted_text_is_a_form_error(admin_client, fake_galuchat, text, words):
     response = admin_client.post(reverse(RESOLVE), {"granularity": "admin", "coordinates": text})

@@ -28,7 +28,7 @@ def test_admin_creates_a_key_shown_once_and_lists_tool_calls(admin_login, live_s
     page.screenshot(path="/tmp/mcpsite-admin-key-created.png", full_page=True)
     assert all(raw not in cookie["value"] for cookie in page.context.cookies())  # not parked in a cookie
 
-    page.click("text=Back to API keys")
+    page.click("text=APIキー一覧に戻る")
     assert key.prefix in page.locator("#result_list").inner_text()
     assert raw not in page.content()  # shown once: the list and later pages have only the prefix
 

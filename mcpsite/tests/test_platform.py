@@ -75,7 +75,7 @@ def test_prune_tool_calls_keeps_recent_records():
     ToolCall.objects.create(transport="http", tool="b", outcome="ok", request_id="new")
     out = io.StringIO()
     call_command("prune_tool_calls", "--days", "90", stdout=out)
-    assert "Deleted 1" in out.getvalue()
+    assert "ツール呼び出し記録を 1 件削除しました" in out.getvalue()  # staff output, in LANGUAGE_CODE (ja)
     assert list(ToolCall.objects.values_list("request_id", flat=True)) == ["new"]
     with pytest.raises(CommandError):
         call_command("prune_tool_calls", "--days", "0")

@@ -215,7 +215,7 @@ def test_staff_cannot_give_a_scope_they_could_not_use(client, staff):
     client.force_login(staff("mcpsite.add_apikey", "mcpsite.view_apikey", *SCOPE_PERMISSIONS["ledger"]))
     response = add_key(client, scopes=["ledger", "cinema"])
     errors = response.context["adminform"].form.errors
-    assert "You may not give the scope(s) cinema" in errors["scopes"][0]
+    assert "利用範囲 cinema は付与できません" in errors["scopes"][0]
     assert not ApiKey.objects.exists()
 
 

@@ -46,14 +46,14 @@ def test_search_understands_japanese_variants(staff, catalogue, term):
 
 def test_stock_is_read_only_on_the_change_form(staff, catalogue):
     page = staff.get(reverse("admin:merchant_product_change", args=[catalogue["MUGIBO-MUG"].pk])).content.decode()
-    assert 'name="inventory_count"' not in page and "Adjust stock" in page
+    assert 'name="inventory_count"' not in page and "在庫を調整" in page
     assert 'name="inventory_count"' in staff.get(reverse("admin:merchant_product_add")).content.decode()
 
 
 def test_adjust_stock_page_records_a_sale(staff, catalogue):
     mug = catalogue["MUGIBO-MUG"]
     url = reverse("admin:merchant_product_adjust_stock", args=[mug.pk])
-    assert "current stock" in staff.get(url).content.decode()
+    assert "現在の在庫" in staff.get(url).content.decode()
     response = staff.post(url, {"reason": "sale", "quantity": 4, "note": "イベント販売"})
     assert response.status_code == 302
     assert Product.objects.get(pk=mug.pk).inventory_count == 26
@@ -86,7 +86,7 @@ def test_record_sale_action(staff, catalogue):
         follow=True,
     )
     text = response.content.decode()
-    assert "Sale recorded: MUGIBO-MUG" in text and "Out of stock, nothing recorded: MUGIBO-PLUSH-S" in text
+    assert "販売を記録しました: MUGIBO-MUG" in text and "在庫切れのため記録しませんでした: MUGIBO-PLUSH-S" in text
     assert Product.objects.get(pk=ids[0]).inventory_count == 29
 
 

@@ -24,7 +24,7 @@ def test_low_stock_list_and_adjust_stock_page(admin_login, live_server):
     page.fill("#id_note", "ポップアップストア")
     page.click("input[type=submit]")
     page.wait_for_url(f"{live_server.url}/admin/merchant/product/{hoodie.pk}/change/")
-    assert "stock is now 12" in page.inner_text(".messagelist")
+    assert "在庫は 12 になりました" in page.inner_text(".messagelist")
     page.goto(f"{live_server.url}/admin/merchant/product/{hoodie.pk}/adjust-stock/")
     assert page.inner_text("#current-stock") == "12"
     assert "ポップアップストア" in page.inner_text("#content-main")

@@ -43,7 +43,7 @@ def test_resend_action_requeues_only_failed(admin_client, failed_message, owner,
         follow=True,
     )
     text = response.content.decode()
-    assert "Queued 1 message(s) again." in text and "only failed messages can be resent" in text
+    assert "1 件のメッセージを再び送信待ちにしました。" in text and "only failed messages can be resent" in text
     assert Message.objects.get(pk=failed_message.pk).status == "queued"
     assert Message.objects.get(pk=sent.pk).status == "sent"
 
@@ -84,7 +84,7 @@ def _save_profile(admin_client, profile, **data):
 def test_profile_form_never_sends_the_saved_webhook_back(admin_client, owner):
     profile = Profile.objects.create(owner=owner, webhook_url=SECRET_HOOK)
     page = admin_client.get(f"/admin/reminders/profile/{profile.pk}/change/").content.decode()
-    assert "Set to https://hooks.example.com/…" in page and "s3cr3t" not in page
+    assert "https://hooks.example.com/… に設定済みです" in page and "s3cr3t" not in page
 
 
 def test_profile_form_blank_keeps_the_webhook_a_new_url_replaces_it_the_checkbox_removes_it(admin_client, owner):

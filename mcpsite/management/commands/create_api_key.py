@@ -1,5 +1,6 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from mcpsite.services import ScopeError, api_key_create, scopes_parse
 
@@ -27,6 +28,10 @@ class Command(BaseCommand):
         if quiet:
             self.stdout.write(raw_key)
         else:
-            self.stdout.write(f"API key {api_key.name!r} for {user.username} (scopes: {', '.join(scope_list)}):")
+            # Output for the staff member at the terminal (in LANGUAGE_CODE); --quiet output is for scripts.
+            self.stdout.write(
+                gettext("API key %(name)r for %(user)s (scopes: %(scopes)s):")
+                % {"name": api_key.name, "user": user.username, "scopes": ", ".join(scope_list)}
+            )
             self.stdout.write(f"  {raw_key}")
-            self.stdout.write("Shown once: only its SHA-256 digest is stored.")
+            self.stdout.write(gettext("Shown once: only its SHA-256 digest is stored."))

@@ -1,4 +1,5 @@
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import ngettext
 
 from mcpsite.services import tool_calls_prune
 
@@ -14,4 +15,9 @@ class Command(BaseCommand):
             deleted = tool_calls_prune(older_than_days=days)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"Deleted {deleted} tool-call record(s) older than {days} day(s).")
+        message = ngettext(
+            "Deleted %(count)d tool-call record older than %(days)d day(s).",
+            "Deleted %(count)d tool-call records older than %(days)d day(s).",
+            deleted,
+        )
+        self.stdout.write(message % {"count": deleted, "days": days})
