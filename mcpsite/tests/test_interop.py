@@ -172,6 +172,24 @@ def test_stdio_one_line_tools_call(site):
     assert answer["id"] == 2 and "accounts" in answer["result"]["structuredContent"]
 
 
+def test_stdio_error_copies_agree(site):
+    """A ledger error's amounts are numbers in structuredContent and in its text copy alike (one encoder)."""
+    import subprocess
+
+    site.manage("seed_ledger", "--no-sample")
+    lines = [{"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 9000}]
+    call = {"name": "create_journal_entry", "arguments": {"date": "2026-04-01", "description": "x", "lines": lines}}
+    line = json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": call, "id": 3}) + "\n"
+    result = subprocess.run(
+        [PYTHON, "manage.py", "mcp_stdio", "--group", "ledger"],
+        input=line, cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    answer = json.loads(result.stdout)["result"]
+    assert answer["isError"] is True
+    assert answer["structuredContent"]["data"]["debitTotal"] == 10000
+    assert json.loads(answer["content"][0]["text"]) == answer["structuredContent"]
+
+
 def test_stdio_answers_a_client_that_skips_initialize(site):
     import subprocess
 
