@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MCPSITE_VAR_DIR", BASE_DIR / "var"))
@@ -101,11 +102,25 @@ TEMPLATES = [
 ]
 
 # Database: SQLite in var/ unless DATABASE_URL says otherwise (PostgreSQL in production).
-DATABASES = {
-    "default": dj_database_url.parse(
-        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mcpsite.sqlite3'}"), conn_max_age=0
-    )
-}
+DATABASE_URL_FORMS = "sqlite:///path, postgres://user:pass@host/db (postgresql://, or a SQLAlchemy +driver form)"
+
+
+def _database(url: str) -> dict:
+    """dj-database-url's settings for `url`; SQLAlchemy's `scheme+driver://` (the merchant seed's
+    `sqlite+aiosqlite:///…`) names the same database, so the driver part is dropped."""
+    scheme, sep, rest = url.partition("://")
+    base = scheme.split("+", 1)[0].lower()
+    if base in ("sqlite", "postgres", "postgresql"):
+        url = f"{base}{sep}{rest}"
+    try:
+        return dj_database_url.parse(url, conn_max_age=0)
+    except ValueError:  # dj_database_url.UnknownSchemeError included
+        raise ImproperlyConfigured(
+            f"DATABASE_URL scheme {scheme!r} is not supported; use {DATABASE_URL_FORMS}"
+        ) from None
+
+
+DATABASES = {"default": _database(env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mcpsite.sqlite3'}"))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE takes the write lock at BEGIN, so concurrent writers queue instead of failing on
     # lock upgrade; WAL lets readers run beside the writer.
