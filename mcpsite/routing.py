@@ -25,6 +25,8 @@ async def refuse_websocket(scope, receive, send) -> None:
     """Any other WebSocket path: closing before accepting makes the server answer the handshake with 403."""
     await receive()  # websocket.connect
     await send({"type": "websocket.close", "code": 4404})
+
+
 channels_app = ProtocolTypeRouter(
     {
         "http": django_app,
