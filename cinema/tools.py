@@ -15,7 +15,7 @@ from django.utils import timezone
 from mcpsite.mcp.errors import InvalidParams, InvalidRequest, NotFound
 from mcpsite.mcp.jsonutil import number
 from mcpsite.mcp.params import DateError, iso_date
-from mcpsite.mcp.registry import tool
+from mcpsite.mcp.registry import READ_ONLY, tool
 
 from . import selectors, services
 from .models import Reservation
@@ -113,7 +113,7 @@ def _schedule_or_404(schedule_id: str):
         },
         "required": ["movies"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_movie_list(args: dict, ctx) -> dict:
     """Films showing on the date, 表記揺れ-tolerant title search, recommendation flag."""
@@ -180,7 +180,7 @@ def get_movie_list(args: dict, ctx) -> dict:
         },
         "required": ["schedules"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_show_schedule(args: dict, ctx) -> dict:
     """One day's shows of a film, or today's remaining shows and the next six days'."""
@@ -251,7 +251,7 @@ def get_show_schedule(args: dict, ctx) -> dict:
         },
         "required": ["popularity_ranking"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_movie_popularity(args: dict, ctx) -> dict:
     """Films showing on the date ranked by booked seats, with a 0–100 score (README)."""
@@ -312,7 +312,7 @@ def get_movie_popularity(args: dict, ctx) -> dict:
         },
         "required": ["schedule_id", "seats", "available_count"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_seat_availability(args: dict, ctx) -> dict:
     """Every seat of the show with available / reserved / blocked, and the counts."""
@@ -331,7 +331,7 @@ def get_seat_availability(args: dict, ctx) -> dict:
 @tool(
     name="reserve_seats",
     group=GROUP,
-    annotations={"destructiveHint": False, "idempotentHint": False},
+    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="指定した座席の予約を実行します。競合時はエラーを返却。",
     input_schema={
         "type": "object",
@@ -432,7 +432,7 @@ _RESERVATION_AUTH_SCHEMA = {
         },
         "required": ["reservation_id", "movie", "schedule", "reserved_seats", "reservation_time", "status"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_reservation_details(args: dict, ctx) -> dict:
     """The reservation when the password matches: 404 unknown id, 403 wrong password, 429 when throttled."""
@@ -481,7 +481,7 @@ def get_reservation_details(args: dict, ctx) -> dict:
         },
         "required": ["reservation_id", "released_seats", "cancellation_time", "status"],
     },
-    annotations={"destructiveHint": True, "idempotentHint": False},
+    annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False},
 )
 def cancel_reservation(args: dict, ctx) -> dict:
     """Cancel with the reservation password; the seats are free for others at once."""
@@ -533,7 +533,7 @@ def cancel_reservation(args: dict, ctx) -> dict:
         },
         "required": ["schedule_id", "count", "suggestions", "available_count"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def suggest_seats(args: dict, ctx) -> dict:
     """The best blocks of `count` adjacent free seats, centre rows first (README)."""

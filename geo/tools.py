@@ -91,7 +91,7 @@ DESCRIPTION = (
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,
     render_error=render_error,
-    annotations={"readOnlyHint": True, "openWorldHint": True},
+    annotations={"readOnlyHint": True, "openWorldHint": True},  # asks GaluchatAPI
 )
 def resolve_points(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     """Resolve points to area codes and addresses (seed sections 3, 5 and 6)."""

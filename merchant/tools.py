@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpsite.mcp.errors import InvalidParams
-from mcpsite.mcp.registry import CallContext, tool
+from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
 
 from . import mandates, selectors
 from .models import Product
@@ -99,7 +99,7 @@ def product_row(product: Product) -> dict[str, Any]:
         },
         "required": ["products"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def search_products(args: dict, ctx: CallContext) -> dict:
     """Meilisearch (or the database search) for the ids, one query for the rows, in-stock only."""
@@ -135,7 +135,7 @@ def search_products(args: dict, ctx: CallContext) -> dict:
         "properties": {"inventory": {"type": "object", "additionalProperties": {"type": "integer"}}},
         "required": ["inventory"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def check_inventory(args: dict, ctx: CallContext) -> dict:
     """Stock per id, keyed by the id as a string (JSON object keys), unknown ids 0."""
@@ -196,7 +196,7 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
         },
         "required": ["cart_mandate"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def build_cart_mandates(args: dict, ctx: CallContext) -> dict:
     """The CartMandate for `cart_plan.items`, priced from the catalogue; `warnings` where the agent's data differs."""

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 GROUPS = ("cinema", "ledger", "geo", "merchant", "reminders")
 
+# MCP annotations of a tool that only reads this site's own database. MCP's defaults are the cautious
+# ones (not read-only, destructive, open world), so every tool states all four hints it can.
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
