@@ -121,6 +121,21 @@ def test_seed_curl_sample_over_rest(catalogue, http_post):
     assert "むぎぼー" in response.content.decode()  # UTF-8, not \\u escapes
 
 
+def test_the_merchant_rest_endpoints_serve_the_seed_servers_three_tools(catalogue, http_post):
+    listed = http_post("/mcp/merchant/tools/list", "{}")
+    assert [t["name"] for t in listed.json()["tools"]] == ["search_products", "check_inventory", "build_cart_mandates"]
+    cal = catalogue["MUGIBO-CAL-2025"]
+    called = http_post("/mcp/merchant/tools/call", {"name": "check_inventory", "arguments": {"product_ids": [cal.pk]}})
+    assert called.json() == {"inventory": {str(cal.pk): 50}}
+
+
+def test_check_inventory_takes_integral_numbers_and_refuses_huge_ones(catalogue, call_tool):
+    cal = catalogue["MUGIBO-CAL-2025"]
+    assert call_tool("check_inventory", {"product_ids": [float(cal.pk)]}) == {"inventory": {str(cal.pk): 50}}
+    with pytest.raises(InvalidParams, match=r"product_ids\[0\]: must be at most"):
+        call_tool("check_inventory", {"product_ids": [1e308]})
+
+
 def test_tools_are_listed_with_the_seed_schemas(http_post):
     response = http_post("/mcp/tools/list", "{}")
     tools = {t["name"]: t for t in response.json()["tools"]}
