@@ -214,6 +214,25 @@ def get_show_schedule(args: dict, ctx) -> dict:
 
 # --- 3. get_movie_popularity ------------------------------------------------------------------
 
+POPULARITY_MAX_DAYS = 366
+
+
+def _popularity_period(args: dict) -> tuple[datetime.date, datetime.date]:
+    """`date` (default today), or `start_date`..`end_date` inclusive: the seed's 指定日付または期間."""
+    if "start_date" not in args and "end_date" not in args:
+        on = parse_date(args.get("date"))
+        return on, on
+    if "date" in args:
+        raise InvalidParams("date cannot be combined with start_date/end_date: give a day or a period")
+    if "start_date" not in args or "end_date" not in args:
+        raise InvalidParams("start_date and end_date go together: give both (or date for one day)")
+    start, end = parse_date(args["start_date"]), parse_date(args["end_date"])
+    if start > end:
+        raise InvalidParams("start_date must be on or before end_date")
+    if (end - start).days + 1 > POPULARITY_MAX_DAYS:
+        raise InvalidParams(f"start_date..end_date may span at most {POPULARITY_MAX_DAYS} days")
+    return start, end
+
 
 @tool(
     name="get_movie_popularity",
@@ -226,6 +245,16 @@ def get_show_schedule(args: dict, ctx) -> dict:
                 "type": "string",
                 "format": "date",
                 "description": "集計対象日（YYYY-MM-DD形式。省略時は本日）",
+            },
+            "start_date": {
+                "type": "string",
+                "format": "date",
+                "description": "集計期間の開始日（YYYY-MM-DD形式。end_date と組で指定。date とは併用不可）",
+            },
+            "end_date": {
+                "type": "string",
+                "format": "date",
+                "description": "集計期間の終了日（YYYY-MM-DD形式、この日を含む。最長 366 日）",
             },
             "top_n": {"type": "integer", "description": "上位 N 件を返却（省略時は全件）"},
         },
@@ -254,10 +283,10 @@ def get_show_schedule(args: dict, ctx) -> dict:
     annotations=READ_ONLY,
 )
 def get_movie_popularity(args: dict, ctx) -> dict:
-    """Films showing on the date ranked by booked seats, with a 0–100 score (README)."""
-    on = parse_date(args.get("date"))
+    """Films showing on the date, or over a period, ranked by booked seats, with a 0–100 score (README)."""
+    start, end = _popularity_period(args)
     top_n = _positive("top_n", args.get("top_n"), None)
-    rows = selectors.movie_popularity(on=on)
+    rows = selectors.movie_popularity(start=start, end=end)
     if top_n is not None:
         rows = rows[:top_n]
     return {
