@@ -105,7 +105,9 @@ def _path_order(error) -> list[tuple[bool, int | str]]:
 
 
 def _location(path) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+    # Keys come from the caller: a lone surrogate in one would make the answer itself unencodable.
+    parts = (f"[{p}]" if isinstance(p, int) else "." + p.encode(errors="backslashreplace").decode() for p in path)
+    return "".join(parts).lstrip(".")
 
 
 def _refuse(path, message: str):

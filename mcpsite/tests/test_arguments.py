@@ -47,6 +47,7 @@ def test_integral_floats_reach_the_tool_as_int():
         ({"name": "a\x00b"}, "name: must not contain NUL characters"),
         ({"name": "\ud800"}, r"name: must be valid Unicode"),
         ({"other\x00": 1}, "must not contain NUL characters"),
+        ({"\ud800": 1}, r"^\\ud800: must be valid Unicode"),  # the location itself stays encodable
         ({"limit": 1.5}, "limit: must be of type integer"),
     ],
 )
