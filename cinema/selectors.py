@@ -18,11 +18,13 @@ from django.utils import timezone
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
 from .search import match_score, normalize
 
-# Recommendation rule (README): a film is recommended when it is rated 4.5 or more, or when it is
-# rated 4.0 or more and its popularity score on that day is 80 or more.
+# Recommendation rule (README), by the seed's 評価・ジャンル・人気度: a film is recommended when it is rated
+# 4.5 or more; or rated 4.0 or more and either its popularity score that day is 80 or more, or its genre is
+# among the week's best-selling genres (most seats booked for the shows of the 7 days ending on that day).
 RECOMMEND_RATING = Decimal("4.5")
 RECOMMEND_RATING_WITH_POPULARITY = Decimal("4.0")
 RECOMMEND_POPULARITY = Decimal("80")
+GENRE_WEEK_DAYS = 7
 
 
 def theater_capacities(theater_ids: Iterable[int]) -> dict[int, int]:
@@ -59,13 +61,17 @@ def popularity_score(*, booked: int, top_booked: int, capacity: int) -> Decimal:
     return (100 * (share + occupancy) / 2).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
 
 
-def movie_popularity(*, on: datetime.date) -> list[PopularityRow]:
-    """Films with a show on `on`, ranked by seats booked for that day's shows (three queries)."""
+def movie_popularity(*, start: datetime.date, end: datetime.date | None = None) -> list[PopularityRow]:
+    """Films with a show from `start` to `end` (inclusive; one day without `end`), ranked by seats booked for
+    those shows; a film's capacity is the sellable seats of all its shows in the period (three queries)."""
+    end = start if end is None else end
     shows = list(
-        Schedule.objects.filter(date=on).values_list("movie_id", "movie__public_id", "movie__title", "theater_id")
+        Schedule.objects.filter(date__range=(start, end)).values_list(
+            "movie_id", "movie__public_id", "movie__title", "theater_id"
+        )
     )
     booked = dict(
-        ReservedSeat.objects.filter(schedule__date=on, active=True)
+        ReservedSeat.objects.filter(schedule__date__range=(start, end), active=True)
         .values("schedule__movie_id")
         .annotate(n=Count("id"))
         .values_list("schedule__movie_id", "n")
@@ -104,23 +110,43 @@ class MovieRow:
     match: float
 
 
-def is_recommended(*, rating: Decimal, popularity: Decimal) -> bool:
+def is_recommended(*, rating: Decimal, popularity: Decimal, genre_sells_best: bool = False) -> bool:
     return rating >= RECOMMEND_RATING or (
-        rating >= RECOMMEND_RATING_WITH_POPULARITY and popularity >= RECOMMEND_POPULARITY
+        rating >= RECOMMEND_RATING_WITH_POPULARITY and (popularity >= RECOMMEND_POPULARITY or genre_sells_best)
     )
 
 
+def genres_selling_best(*, end: datetime.date, days: int = GENRE_WEEK_DAYS) -> set[str]:
+    """The genre(s) with the most seats booked for the shows of the `days` days ending on `end` (ties all
+    count; films without a genre and weeks without bookings give none). One query."""
+    sold = (
+        ReservedSeat.objects.filter(schedule__date__range=(end - datetime.timedelta(days=days - 1), end), active=True)
+        .exclude(schedule__movie__genre="")
+        .values("schedule__movie__genre")
+        .annotate(n=Count("id"))
+        .values_list("schedule__movie__genre", "n")
+    )
+    totals = dict(sold)
+    best = max(totals.values(), default=0)
+    return {genre for genre, n in totals.items() if n == best and best > 0}
+
+
 def movie_list(*, on: datetime.date, query: str | None, limit: int) -> list[MovieRow]:
-    """Films with a show on `on`, filtered by a 表記揺れ-tolerant title query (four queries)."""
+    """Films with a show on `on`, filtered by a 表記揺れ-tolerant title query (five queries)."""
     movies = Movie.objects.filter(pk__in=Schedule.objects.filter(date=on).values("movie_id"))
-    popularity = {row.movie_pk: row.popularity_score for row in movie_popularity(on=on)}
+    popularity = {row.movie_pk: row.popularity_score for row in movie_popularity(start=on)}
+    best_genres = genres_selling_best(end=on)
     query_key = normalize(query) if query else ""
     rows = []
     for movie in movies:
         score = match_score(query_key, movie.title_key)
         if score <= 0:
             continue
-        recommended = is_recommended(rating=movie.rating, popularity=popularity.get(movie.pk, Decimal(0)))
+        recommended = is_recommended(
+            rating=movie.rating,
+            popularity=popularity.get(movie.pk, Decimal(0)),
+            genre_sells_best=movie.genre in best_genres,
+        )
         rows.append(MovieRow(movie, recommended, score))
     rows.sort(key=lambda r: (-r.match, not r.recommended, -r.movie.rating, r.movie.public_id))
     return rows[:limit]

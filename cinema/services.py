@@ -46,14 +46,16 @@ def seat_ids_clean(seats: list[str]) -> list[str]:
         label = unicodedata.normalize("NFKC", raw).strip().upper()
         if not SEAT_ID.match(label):
             shown = raw if len(raw) <= 20 else raw[:20] + "…"
-            raise InvalidParams(f"Invalid seat id {shown!r}: expected a row letter and a column number such as A1")
+            raise InvalidParams(
+                f"seats: Invalid seat id {shown!r}: expected a row letter and a column number such as A1"
+            )
         cleaned.append(label)
     duplicates = sorted(label for label, n in Counter(cleaned).items() if n > 1)
     if duplicates:
-        raise InvalidParams(f"Duplicate seat ids: {', '.join(duplicates)}")
+        raise InvalidParams(f"seats: Duplicate seat ids: {', '.join(duplicates)}")
     limit = settings.CINEMA_MAX_SEATS_PER_RESERVATION
     if len(cleaned) > limit:
-        raise InvalidParams(f"At most {limit} seats can be reserved at once ({len(cleaned)} requested)")
+        raise InvalidParams(f"seats: At most {limit} seats can be reserved at once ({len(cleaned)} requested)")
     return cleaned
 
 
@@ -90,10 +92,10 @@ def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[Seat]:
     seats = {s.label: s for s in Seat.objects.filter(theater_id=schedule.theater_id, label__in=labels)}
     missing = [label for label in labels if label not in seats]
     if missing:
-        raise InvalidParams(f"No such seat in {schedule.theater.name}: {', '.join(missing)}")
+        raise InvalidParams(f"seats: No such seat in {schedule.theater.name}: {', '.join(missing)}")
     blocked = [label for label in labels if seats[label].blocked]
     if blocked:
-        raise InvalidParams(f"Seat {', '.join(blocked)} cannot be reserved (blocked)")
+        raise InvalidParams(f"seats: Seat {', '.join(blocked)} cannot be reserved (blocked)")
     return [seats[label] for label in labels]
 
 
@@ -116,7 +118,7 @@ def _conflict(labels: list[str]) -> Conflict:
 def _check_bookable(schedule: Schedule, now: datetime.datetime) -> None:
     if schedule.starts_at <= now:
         raise InvalidParams(
-            f"Schedule {schedule.public_id} started at {schedule.date} {schedule.start_time:%H:%M}; "
+            f"schedule_id: Schedule {schedule.public_id} started at {schedule.date} {schedule.start_time:%H:%M}; "
             "it can no longer be booked"
         )
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from mcpsite.mcp.errors import InvalidParams, InvalidRequest, NotFound
 from mcpsite.mcp.jsonutil import number
 from mcpsite.mcp.params import DateError, iso_date
-from mcpsite.mcp.registry import tool
+from mcpsite.mcp.registry import READ_ONLY, tool
 
 from . import selectors, services
 from .models import Reservation
@@ -113,7 +113,7 @@ def _schedule_or_404(schedule_id: str):
         },
         "required": ["movies"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_movie_list(args: dict, ctx) -> dict:
     """Films showing on the date, 表記揺れ-tolerant title search, recommendation flag."""
@@ -180,7 +180,7 @@ def get_movie_list(args: dict, ctx) -> dict:
         },
         "required": ["schedules"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_show_schedule(args: dict, ctx) -> dict:
     """One day's shows of a film, or today's remaining shows and the next six days'."""
@@ -214,6 +214,25 @@ def get_show_schedule(args: dict, ctx) -> dict:
 
 # --- 3. get_movie_popularity ------------------------------------------------------------------
 
+POPULARITY_MAX_DAYS = 366
+
+
+def _popularity_period(args: dict) -> tuple[datetime.date, datetime.date]:
+    """`date` (default today), or `start_date`..`end_date` inclusive: the seed's 指定日付または期間."""
+    if "start_date" not in args and "end_date" not in args:
+        on = parse_date(args.get("date"))
+        return on, on
+    if "date" in args:
+        raise InvalidParams("date cannot be combined with start_date/end_date: give a day or a period")
+    if "start_date" not in args or "end_date" not in args:
+        raise InvalidParams("start_date and end_date go together: give both (or date for one day)")
+    start, end = parse_date(args["start_date"]), parse_date(args["end_date"])
+    if start > end:
+        raise InvalidParams("start_date must be on or before end_date")
+    if (end - start).days + 1 > POPULARITY_MAX_DAYS:
+        raise InvalidParams(f"start_date..end_date may span at most {POPULARITY_MAX_DAYS} days")
+    return start, end
+
 
 @tool(
     name="get_movie_popularity",
@@ -226,6 +245,16 @@ def get_show_schedule(args: dict, ctx) -> dict:
                 "type": "string",
                 "format": "date",
                 "description": "集計対象日（YYYY-MM-DD形式。省略時は本日）",
+            },
+            "start_date": {
+                "type": "string",
+                "format": "date",
+                "description": "集計期間の開始日（YYYY-MM-DD形式。end_date と組で指定。date とは併用不可）",
+            },
+            "end_date": {
+                "type": "string",
+                "format": "date",
+                "description": "集計期間の終了日（YYYY-MM-DD形式、この日を含む。最長 366 日）",
             },
             "top_n": {"type": "integer", "description": "上位 N 件を返却（省略時は全件）"},
         },
@@ -251,13 +280,13 @@ def get_show_schedule(args: dict, ctx) -> dict:
         },
         "required": ["popularity_ranking"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_movie_popularity(args: dict, ctx) -> dict:
-    """Films showing on the date ranked by booked seats, with a 0–100 score (README)."""
-    on = parse_date(args.get("date"))
+    """Films showing on the date, or over a period, ranked by booked seats, with a 0–100 score (README)."""
+    start, end = _popularity_period(args)
     top_n = _positive("top_n", args.get("top_n"), None)
-    rows = selectors.movie_popularity(on=on)
+    rows = selectors.movie_popularity(start=start, end=end)
     if top_n is not None:
         rows = rows[:top_n]
     return {
@@ -312,7 +341,7 @@ def get_movie_popularity(args: dict, ctx) -> dict:
         },
         "required": ["schedule_id", "seats", "available_count"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_seat_availability(args: dict, ctx) -> dict:
     """Every seat of the show with available / reserved / blocked, and the counts."""
@@ -331,7 +360,7 @@ def get_seat_availability(args: dict, ctx) -> dict:
 @tool(
     name="reserve_seats",
     group=GROUP,
-    annotations={"destructiveHint": False, "idempotentHint": False},
+    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="指定した座席の予約を実行します。競合時はエラーを返却。",
     input_schema={
         "type": "object",
@@ -432,7 +461,7 @@ _RESERVATION_AUTH_SCHEMA = {
         },
         "required": ["reservation_id", "movie", "schedule", "reserved_seats", "reservation_time", "status"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def get_reservation_details(args: dict, ctx) -> dict:
     """The reservation when the password matches: 404 unknown id, 403 wrong password, 429 when throttled."""
@@ -481,7 +510,7 @@ def get_reservation_details(args: dict, ctx) -> dict:
         },
         "required": ["reservation_id", "released_seats", "cancellation_time", "status"],
     },
-    annotations={"destructiveHint": True, "idempotentHint": False},
+    annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False},
 )
 def cancel_reservation(args: dict, ctx) -> dict:
     """Cancel with the reservation password; the seats are free for others at once."""
@@ -533,7 +562,7 @@ def cancel_reservation(args: dict, ctx) -> dict:
         },
         "required": ["schedule_id", "count", "suggestions", "available_count"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def suggest_seats(args: dict, ctx) -> dict:
     """The best blocks of `count` adjacent free seats, centre rows first (README)."""

@@ -13,12 +13,16 @@ from mcpsite.mcp.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams, To
 
 
 class GeoError(ToolError):
-    """A resolve_points failure. `seed_code` is the seed's string code; `location` names the point."""
+    """A resolve_points failure. `seed_code` is the seed's string code; `location` names the point;
+    `upstream_status` is GaluchatAPI's HTTP status when the failure is its answer (logged, never sent)."""
 
     seed_code = "INTERNAL"
+    # Failures that come from GaluchatAPI (the seed: log them with their status and message).
+    upstream = False
 
-    def __init__(self, message: str, location: str | None = None):
+    def __init__(self, message: str, location: str | None = None, *, upstream_status: int | None = None):
         self.location = location
+        self.upstream_status = upstream_status
         super().__init__(message, data={"code": self.seed_code, "location": location})
 
     def as_seed_error(self) -> dict[str, Any]:
@@ -36,16 +40,19 @@ class InvalidInput(GeoError):
 class UpstreamRateLimited(GeoError):
     seed_code = "RATE_LIMIT"
     code = 429
+    upstream = True
 
 
 class ApiError(GeoError):
     seed_code = "API_ERROR"
     code = 502
+    upstream = True
 
 
 class OutOfCoverage(GeoError):
     seed_code = "OUT_OF_COVERAGE"
     code = 422
+    upstream = True  # raised when GaluchatAPI's answer does not fit the request
 
 
 class GeoInternalError(GeoError):

@@ -155,10 +155,12 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
     if status == 429:
         retry_after = response.headers.get("Retry-After")
         hint = f" (Retry-After: {excerpt(retry_after)})" if retry_after else ""
-        raise UpstreamRateLimited(f"GaluchatAPI rate limit exceeded (HTTP 429) on POST {path}{hint}", location)
+        raise UpstreamRateLimited(
+            f"GaluchatAPI rate limit exceeded (HTTP 429) on POST {path}{hint}", location, upstream_status=status
+        )
     if not 200 <= status < 300:
         body_text = excerpt(response.text) or "(empty body)"
-        raise ApiError(f"GaluchatAPI POST {path} answered HTTP {status}: {body_text}", location)
+        raise ApiError(f"GaluchatAPI POST {path} answered HTTP {status}: {body_text}", location, upstream_status=status)
     try:
         return response.json()
     except ValueError:

@@ -91,7 +91,7 @@ DESCRIPTION = (
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,
     render_error=render_error,
-    annotations={"readOnlyHint": True, "openWorldHint": True},
+    annotations={"readOnlyHint": True, "openWorldHint": True},  # asks GaluchatAPI
     upstream=True,
 )
 def resolve_points(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
@@ -99,7 +99,15 @@ def resolve_points(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     granularity = args.get("granularity") or "admin"
     try:
         results = points_resolve(granularity=granularity, points=args["points"])
-    except GeoError:
+    except GeoError as exc:
+        if exc.upstream:
+            # The seed keeps upstream failures in the log: status and message (the body only as the message's
+            # short excerpt), and how many points were asked for, never the points themselves.
+            status = exc.upstream_status if exc.upstream_status is not None else "none"
+            logger.warning(
+                "GaluchatAPI %s (request %s): status %s: %s [%d points]",
+                exc.seed_code, ctx.request_id, status, exc.message, len(args["points"]),
+            )  # fmt: skip
         raise
     except ImproperlyConfigured:
         logger.exception("geo is misconfigured (request %s)", ctx.request_id)

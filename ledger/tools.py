@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from mcpsite.mcp.errors import InvalidParams
 from mcpsite.mcp.params import DateError, iso_date
-from mcpsite.mcp.registry import CallContext, tool
+from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
 
 from . import selectors, services
 from .models import AccountType
@@ -63,7 +63,7 @@ def _accounts(rows) -> list[dict[str, Any]]:
 @tool(
     name="create_journal_entry",
     group="ledger",
-    annotations={"destructiveHint": False, "idempotentHint": False},
+    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="新しい仕訳を作成します。複式簿記に基づき、借方と貸方の合計が一致する必要があります。",
     input_schema={
         "type": "object",
@@ -129,7 +129,7 @@ def create_journal_entry(args: dict[str, Any], ctx: CallContext) -> dict[str, An
 @tool(
     name="get_account_balance",
     group="ledger",
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
     description="指定された勘定科目の残高を取得します。",
     input_schema={
         "type": "object",
@@ -171,7 +171,7 @@ def get_account_balance(args: dict[str, Any], ctx: CallContext) -> dict[str, Any
 @tool(
     name="list_accounts",
     group="ledger",
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
     description="勘定科目の一覧を取得します。タイプやカテゴリでフィルタリングできます。",
     input_schema={
         "type": "object",
@@ -204,7 +204,7 @@ def list_accounts(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 @tool(
     name="generate_balance_sheet",
     group="ledger",
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
     description="指定した日時点での貸借対照表を生成します。",
     input_schema={
         "type": "object",
@@ -264,7 +264,7 @@ def generate_balance_sheet(args: dict[str, Any], ctx: CallContext) -> dict[str, 
 @tool(
     name="generate_income_statement",
     group="ledger",
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
     description="指定した期間の損益計算書を生成します。",
     input_schema={
         "type": "object",

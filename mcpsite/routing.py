@@ -11,7 +11,7 @@ import logging
 
 from channels.routing import ProtocolTypeRouter, URLRouter
 from django.core.asgi import get_asgi_application
-from django.urls import path
+from django.urls import path, re_path
 
 from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
@@ -20,6 +20,14 @@ from .mcp.websocket import McpWebSocketConsumer
 logger = logging.getLogger("mcpsite")
 
 django_app = get_asgi_application()
+
+
+async def refuse_websocket(scope, receive, send) -> None:
+    """Any other WebSocket path: closing before accepting makes the server answer the handshake with 403."""
+    await receive()  # websocket.connect
+    await send({"type": "websocket.close", "code": 4404})
+
+
 channels_app = ProtocolTypeRouter(
     {
         "http": django_app,
@@ -27,8 +35,11 @@ channels_app = ProtocolTypeRouter(
         # Origin gains nothing; non-browser voice clients send no Origin at all.
         "websocket": URLRouter(
             [
+                # The reminders seed's clients connect to the bare host (ws://127.0.0.1:7777): its three tools.
+                path("", McpWebSocketConsumer.as_asgi(), {"group": "reminders"}),
                 path("ws", McpWebSocketConsumer.as_asgi()),
                 path("ws/<str:group>", McpWebSocketConsumer.as_asgi()),
+                re_path(r"", refuse_websocket),
             ]
         ),
     }

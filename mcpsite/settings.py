@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -141,7 +142,25 @@ TEMPLATES = [
 # Database: SQLite in var/ unless DATABASE_URL says otherwise (PostgreSQL in production).
 # Connections are kept: a fresh one per tool call cost the MCP path a connect and, on SQLite, a WAL
 # checkpoint at every close (13 % of busy samples, bench/bench_serving.py).
-DATABASES = {"default": dj_database_url.parse(env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mcpsite.sqlite3'}"))}
+DATABASE_URL_FORMS = "sqlite:///path, postgres://user:pass@host/db (postgresql://, or a SQLAlchemy +driver form)"
+
+
+def _database(url: str) -> dict:
+    """dj-database-url's settings for `url`; SQLAlchemy's `scheme+driver://` (the merchant seed's
+    `sqlite+aiosqlite:///…`) names the same database, so the driver part is dropped."""
+    scheme, sep, rest = url.partition("://")
+    base = scheme.split("+", 1)[0].lower()
+    if base in ("sqlite", "postgres", "postgresql"):
+        url = f"{base}{sep}{rest}"
+    try:
+        return dj_database_url.parse(url)
+    except ValueError:  # dj_database_url.UnknownSchemeError included
+        raise ImproperlyConfigured(
+            f"DATABASE_URL scheme {scheme!r} is not supported; use {DATABASE_URL_FORMS}"
+        ) from None
+
+
+DATABASES = {"default": _database(env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mcpsite.sqlite3'}"))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's native pool (psycopg_pool): worker threads borrow a connection per call and give it back.
     # Sized above the tool thread pools (MCP_TOOL_THREADS + MCP_UPSTREAM_THREADS) so no call waits for one.

@@ -9,5 +9,7 @@ urlpatterns = [
     path("rpc", views.JsonRpcView.as_view(), name="rpc"),
     path("mcp/tools/list", views.RestToolsListView.as_view(), name="rest-tools-list"),
     path("mcp/tools/call", views.RestToolsCallView.as_view(), name="rest-tools-call"),
+    path("mcp/<str:group>/tools/list", views.RestToolsListView.as_view(), name="rest-group-tools-list"),
+    path("mcp/<str:group>/tools/call", views.RestToolsCallView.as_view(), name="rest-group-tools-call"),
     path("", include("reminders.urls")),
 ]

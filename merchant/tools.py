@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpsite.mcp.errors import InvalidParams
-from mcpsite.mcp.registry import CallContext, tool
+from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
 
 from . import mandates, selectors
 from .models import Product
@@ -13,6 +13,7 @@ from .models import Product
 # Bounds on the size of a call. They are checked here, not in the inputSchemas, which are the seed's
 # as-is (README documents only `limit` 1–100 and the `cart_plan.items[{product_id, quantity}]` shape).
 MAX_KEYWORDS = 20
+MAX_SEARCH_LIMIT = 100
 MAX_KEYWORD_LENGTH = 100
 MAX_PRODUCT_IDS = 1000
 MAX_CART_ITEMS = 100
@@ -80,7 +81,7 @@ def product_row(product: Product) -> dict[str, Any]:
                 "items": {"type": "string"},
                 "description": "検索キーワードリスト",
             },
-            "limit": {"type": "integer", "description": "最大検索結果数", "default": 20, "minimum": 1, "maximum": 100},
+            "limit": {"type": "integer", "description": "最大検索結果数", "default": 20, "minimum": 1},
         },
         "required": ["keywords"],
     },
@@ -99,7 +100,7 @@ def product_row(product: Product) -> dict[str, Any]:
         },
         "required": ["products"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def search_products(args: dict, ctx: CallContext) -> dict:
     """Meilisearch (or the database search) for the ids, one query for the rows, in-stock only."""
@@ -108,7 +109,9 @@ def search_products(args: dict, ctx: CallContext) -> dict:
     for i, keyword in enumerate(keywords):
         if len(keyword) > MAX_KEYWORD_LENGTH:
             raise InvalidParams(f"keywords[{i}] must be at most {MAX_KEYWORD_LENGTH} characters long")
-    result = selectors.product_search(keywords=keywords, limit=args.get("limit", 20))
+    # Capped, not refused, as cinema's get_movie_list caps its limit: asking for more is not an error.
+    limit = min(args.get("limit", 20), MAX_SEARCH_LIMIT)
+    result = selectors.product_search(keywords=keywords, limit=limit)
     return {
         "products": [product_row(p) for p in result.products],
         "search": {"query": result.query, "backend": result.backend, "fallback": result.fallback},
@@ -135,7 +138,7 @@ def search_products(args: dict, ctx: CallContext) -> dict:
         "properties": {"inventory": {"type": "object", "additionalProperties": {"type": "integer"}}},
         "required": ["inventory"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def check_inventory(args: dict, ctx: CallContext) -> dict:
     """Stock per id, keyed by the id as a string (JSON object keys), unknown ids 0."""
@@ -196,7 +199,7 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
         },
         "required": ["cart_mandate"],
     },
-    annotations={"readOnlyHint": True},
+    annotations=READ_ONLY,
 )
 def build_cart_mandates(args: dict, ctx: CallContext) -> dict:
     """The CartMandate for `cart_plan.items`, priced from the catalogue; `warnings` where the agent's data differs."""

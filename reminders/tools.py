@@ -32,10 +32,7 @@ def render_error(exc: ToolError) -> dict[str, Any]:
 
 
 def _owner(ctx: CallContext, args: dict):
-    for name, value in args.items():
-        # PostgreSQL text cannot hold NUL, and no person means one: refuse it by name.
-        if isinstance(value, str) and "\x00" in value:
-            raise InvalidParams(f"{name} must not contain NUL characters")
+    # NUL in any argument (PostgreSQL text cannot hold it) is refused, by name, by the dispatcher.
     if ctx.owner is None:
         raise InvalidParams(
             "An owner is required: call with an API key, or start the stdio server with --user <username>"
@@ -52,7 +49,7 @@ def _whole_minutes(value: int | float) -> int:
 @tool(
     name="calendar.create",
     group=GROUP,
-    annotations={"destructiveHint": False, "idempotentHint": False},
+    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description=(
         "予定を作成します。Create a calendar event. `start` is ISO 8601: with an offset "
         "(2025-09-19T07:00:00+09:00 or Z) the offset is kept; without one it is read in "
@@ -92,7 +89,7 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
 @tool(
     name="message.send",
     group=GROUP,
-    annotations={"destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
+    annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True},
     description=(
         "メッセージを送信します。Send a message to one of your contacts. `to` is the contact's name "
         "or id (ct_…); an ambiguous or unknown name is an error listing the candidates. `platform` is "
@@ -126,7 +123,7 @@ def message_send(args: dict, ctx: CallContext) -> dict:
 @tool(
     name="reminder.create",
     group=GROUP,
-    annotations={"destructiveHint": False, "idempotentHint": False},
+    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
     description=(
         "リマインダーを作成します。Create a reminder. `time` is ISO 8601 and must be in the future "
         f"(without an offset it is read in {settings.TIME_ZONE}). `repeat` is optional: daily, weekly, "

@@ -24,11 +24,11 @@ def test_seat_map_is_two_queries_for_a_500_seat_show(django_assert_num_queries):
     assert (seat_map.available_count, seat_map.blocked_count) == (499, 1)
 
 
-def test_movie_list_is_four_queries_for_any_catalogue(django_assert_num_queries):
+def test_movie_list_is_five_queries_for_any_catalogue(django_assert_num_queries):
     theater = make_theater(rows=2, columns=2)
     for i in range(60):
         make_schedule(make_movie(f"映画{i}"), theater, DAY, f"{i // 6:02d}:{(i % 6) * 10:02d}")
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         rows = selectors.movie_list(on=DAY, query="映画", limit=100)
     assert len(rows) == 60
 
@@ -58,12 +58,64 @@ def test_popularity_ranks_ties_alike(freeze_now):
     shows = [make_schedule(make_movie(f"映画{i}"), theater, day, f"{10 + i}:00") for i in range(3)]
     for show, seats in zip(shows, (["A1", "A2"], ["A1", "A2"], ["A1"]), strict=True):
         services.reservation_create(schedule_id=show.public_id, seats=seats, password="pw-123456")
-    ranking = selectors.movie_popularity(on=day)
+    ranking = selectors.movie_popularity(start=day)
     assert [(r.booked_seats_count, r.popularity_rank) for r in ranking] == [(2, 1), (2, 1), (1, 3)]
+
+
+def test_popularity_over_a_period_adds_up_its_days(freeze_now):
+    """The seed's 期間: seats booked for the shows of every day from start to end; capacity likewise."""
+    from cinema.tests.conftest import SEED_MORNING
+
+    freeze_now(SEED_MORNING)
+    theater = make_theater(rows=1, columns=4)
+    day = SEED_MORNING.date()
+    later = day + datetime.timedelta(days=2)
+    daily, once = make_movie("毎日の映画", public_id="m801"), make_movie("一日だけ", public_id="m802")
+    first, second = make_schedule(daily, theater, day, "10:00"), make_schedule(daily, theater, later, "10:00")
+    single = make_schedule(once, theater, day, "14:00")
+    services.reservation_create(schedule_id=first.public_id, seats=["A1", "A2"], password="pw-123456")
+    services.reservation_create(schedule_id=second.public_id, seats=["A1", "A2", "A3"], password="pw-123456")
+    services.reservation_create(schedule_id=single.public_id, seats=["A1", "A2", "A3"], password="pw-123456")
+    one_day = {r.movie_id: r.booked_seats_count for r in selectors.movie_popularity(start=day)}
+    period = selectors.movie_popularity(start=day, end=later)
+    assert one_day == {"m801": 2, "m802": 3}
+    assert [(r.movie_id, r.booked_seats_count, r.capacity, r.popularity_rank) for r in period] == [
+        ("m801", 5, 8, 1),
+        ("m802", 3, 4, 2),
+    ]
 
 
 def test_recommendation_rule():
     assert selectors.is_recommended(rating=Decimal("4.5"), popularity=Decimal(0))
     assert selectors.is_recommended(rating=Decimal("4.0"), popularity=Decimal(80))
+    assert selectors.is_recommended(rating=Decimal("4.0"), popularity=Decimal(0), genre_sells_best=True)
     assert not selectors.is_recommended(rating=Decimal("4.2"), popularity=Decimal("79.9"))
-    assert not selectors.is_recommended(rating=Decimal("3.9"), popularity=Decimal(100))
+    assert not selectors.is_recommended(rating=Decimal("3.9"), popularity=Decimal(100), genre_sells_best=True)
+
+
+def test_the_weeks_best_selling_genre_recommends_its_well_rated_films(freeze_now):
+    """評価・ジャンル・人気度: a 4.0+ film whose genre sold the most seats in the 7 days ending on the day."""
+    from cinema.tests.conftest import SEED_MORNING
+
+    freeze_now(SEED_MORNING - datetime.timedelta(days=10))
+    theater = make_theater(rows=1, columns=9)
+    day = SEED_MORNING.date()
+    horror = make_movie("ホラー大作", "3.0", public_id="m901", genre="ホラー")
+    romance = make_movie("恋の話", "3.0", public_id="m902", genre="恋愛")
+    new_horror = make_movie("新作ホラー", "4.1", public_id="m903", genre="ホラー")
+    new_romance = make_movie("新作恋愛", "4.1", public_id="m904", genre="恋愛")
+    # This week horror sold 3 seats and romance 2; ten days ago romance sold 9 (outside the week).
+    week_ago = make_schedule(horror, theater, day - datetime.timedelta(days=6), "10:00")
+    services.reservation_create(schedule_id=week_ago.public_id, seats=["A1", "A2", "A3"], password="pw-123456")
+    this_week = make_schedule(romance, theater, day - datetime.timedelta(days=1), "10:00")
+    services.reservation_create(schedule_id=this_week.public_id, seats=["A1", "A2"], password="pw-123456")
+    long_ago = make_schedule(romance, theater, day - datetime.timedelta(days=7), "10:00")
+    services.reservation_create(
+        schedule_id=long_ago.public_id, seats=[f"A{n}" for n in range(1, 10)], password="pw-1234"
+    )
+    make_schedule(new_horror, theater, day, "18:00")
+    make_schedule(new_romance, theater, day, "21:00")
+    assert selectors.genres_selling_best(end=day) == {"ホラー"}
+    flags = {row.movie.public_id: row.recommended for row in selectors.movie_list(on=day, query=None, limit=10)}
+    assert flags == {"m903": True, "m904": False}
+    assert selectors.genres_selling_best(end=day - datetime.timedelta(days=30)) == set()  # no sales: no genre

@@ -242,6 +242,43 @@ def test_popularity_top_n_and_errors(call_tool, rpc, seed_world):
     assert rpc("get_movie_popularity", {"date": "2026-13-01"})["error"]["data"] == "Invalid date format"
 
 
+def test_popularity_for_a_period(call_tool, rpc, seed_world):
+    """The seed's 指定日付または期間: start_date..end_date inclusive, with the date's own error rules."""
+    from cinema import services
+
+    services.reservation_create(schedule_id="s003", seats=["A1", "A2"], password="pw-123456")
+    period = {"start_date": "2026-02-19", "end_date": "2026-02-21"}
+    ranking = call_tool("get_movie_popularity", period)["popularity_ranking"]
+    assert [(r["movie_id"], r["booked_seats_count"]) for r in ranking][0] == ("m002", 2)
+    assert ranking == call_tool("get_movie_popularity", {"date": "2026-02-20"})["popularity_ranking"]
+    assert call_tool("get_movie_popularity", {"start_date": "2026-02-21", "end_date": "2026-02-28"}) == {
+        "popularity_ranking": []
+    }
+    assert rpc("get_movie_popularity", {**period, "end_date": "2026-02-30"})["error"]["data"] == "Invalid date format"
+    for arguments, words in [
+        ({**period, "date": "2026-02-20"}, "date cannot be combined"),
+        ({"start_date": "2026-02-19"}, "start_date and end_date go together"),
+        ({"end_date": "2026-02-19"}, "start_date and end_date go together"),
+        ({"start_date": "2026-02-21", "end_date": "2026-02-19"}, "start_date must be on or before end_date"),
+        ({"start_date": "2025-01-01", "end_date": "2026-02-19"}, "at most 366 days"),
+    ]:
+        error = rpc("get_movie_popularity", arguments)["error"]
+        assert error["code"] == -32602 and words in error["message"], arguments
+
+
+def test_integral_numbers_are_integers_and_huge_ones_are_refused(call_tool, rpc, seed_world):
+    """JSON Schema counts 5.0 and 1e308 as integers: they used to pass validation and crash the tools (-32603)."""
+    assert len(call_tool("get_movie_list", {"limit": 1.0})["movies"]) == 1
+    assert len(call_tool("get_movie_popularity", {"top_n": 1.0})["popularity_ranking"]) == 1
+    for name, arguments, field in [
+        ("get_movie_popularity", {"top_n": 1e308}, "top_n"),
+        ("get_movie_list", {"limit": 1e19}, "limit"),
+        ("suggest_seats", {"schedule_id": "s001", "count": 2.0**70}, "count"),
+    ]:
+        error = rpc(name, arguments)["error"]
+        assert error["code"] == -32602 and error["message"].startswith(f"{field}: must be at most"), error
+
+
 # --- get_seat_availability ------------------------------------------------------------------------
 
 

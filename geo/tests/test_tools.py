@@ -196,8 +196,9 @@ def test_more_than_the_maximum_is_invalid_input(call_tool, fake_galuchat, settin
         ({"ref": "b", "lat": 0, "lon": -180.01}, 'points[1] (ref "b")', "outside -180..180"),
         ({"ref": "b", "lat": "35.6", "lon": 0}, 'points[1] (ref "b")', "must be a number, not a string"),
         ({"ref": "b", "lat": True, "lon": 0}, 'points[1] (ref "b")', "not a boolean"),
-        ({"ref": "b", "lat": float("nan"), "lon": 0}, 'points[1] (ref "b")', "finite"),
-        ({"ref": "b", "lat": 0, "lon": float("inf")}, 'points[1] (ref "b")', "finite"),
+        # NaN/Infinity (JSON extensions Python accepts) are refused for every tool by the dispatcher.
+        ({"ref": "b", "lat": float("nan"), "lon": 0}, "points[1].lat", "finite"),
+        ({"ref": "b", "lat": 0, "lon": float("inf")}, "points[1].lon", "finite"),
         ({"ref": "b", "lat": None, "lon": 0}, 'points[1] (ref "b")', "not null"),
         ({"ref": "b", "lon": 0}, 'points[1] (ref "b")', "lat is required"),
         ({"lat": 0}, "points[1]", "lon is required"),
@@ -253,6 +254,27 @@ def test_long_error_body_is_trimmed(call_tool, fake_galuchat):
     fake_galuchat.status, fake_galuchat.raw_body = 502, "x" * 10_000
     error = assert_error(resolve(call_tool, [{"lat": 35, "lon": 139}]), "API_ERROR")
     assert len(error["message"]) < 300 and error["message"].endswith("…")
+
+
+@pytest.mark.parametrize(("status", "code"), [(503, "API_ERROR"), (429, "RATE_LIMIT"), (None, "API_ERROR")])
+def test_upstream_errors_are_logged_with_status_message_and_request_id(
+    call_tool, fake_galuchat, caplog, tool_context, status, code
+):
+    """The seed: upstream errors are logged with their status and message; never the whole body, nor the points."""
+    if status is None:
+        fake_galuchat.error = requests.ConnectionError("refused")
+    else:
+        fake_galuchat.status, fake_galuchat.raw_body = status, "maintenance " + "x" * 10_000
+    points = [{"ref": "secret-place", "lat": 35.123456, "lon": 139.654321}, {"lat": 36, "lon": 140}]
+    with caplog.at_level("WARNING", logger="geo.tools"):
+        assert_error(call_tool("resolve_points", {"points": points}, ctx=tool_context), code)
+    (record,) = [r for r in caplog.records if r.name == "geo.tools"]
+    line = record.getMessage()
+    assert record.levelname == "WARNING" and f"request {tool_context.request_id}" in line
+    assert f"status {status if status is not None else 'none'}" in line and "[2 points]" in line
+    if status == 503:
+        assert "HTTP 503: maintenance" in line and "x" * 300 not in line  # the excerpt, not the body
+    assert "secret-place" not in line and "35.12" not in line and "139.65" not in line and "35123" not in line
 
 
 def test_redirect_is_api_error_not_followed(call_tool, fake_galuchat):

@@ -128,11 +128,11 @@ def test_unknown_accounts_are_404_naming_every_code(call_tool, chart):
         ),
         (
             [{"accountCode": "100", "debitAmount": float("inf")}, {"accountCode": "400", "creditAmount": 1}],
-            "lines[0].debitAmount must be a finite number",
+            "lines[0].debitAmount: must be a finite number",  # the dispatcher refuses NaN/Infinity for every tool
         ),
         (
             [{"accountCode": "100", "debitAmount": float("nan")}, {"accountCode": "400", "creditAmount": 1}],
-            "lines[0].debitAmount must be a finite number",
+            "lines[0].debitAmount: must be a finite number",  # the dispatcher refuses NaN/Infinity for every tool
         ),
         (
             [{"accountCode": "", "debitAmount": 1}, {"accountCode": "400", "creditAmount": 1}],

@@ -11,6 +11,7 @@ import asyncio
 import atexit
 import contextlib
 import logging
+import math
 import threading
 import time
 import uuid
@@ -112,16 +113,73 @@ def _path_order(error) -> list[tuple[bool, int | str]]:
     return [(isinstance(part, str), part) for part in error.path]
 
 
+def _location(path) -> str:
+    # Keys come from the caller: a lone surrogate in one would make the answer itself unencodable.
+    parts = (f"[{p}]" if isinstance(p, int) else "." + p.encode(errors="backslashreplace").decode() for p in path)
+    return "".join(parts).lstrip(".")
+
+
+def _refuse(path, message: str):
+    where = _location(path)
+    return InvalidParams(f"{where}: {message}" if where else message)
+
+
+def _check_values(value: Any, path: list) -> bool:
+    """Refuse what JSON allows but no tool can store: NaN/Infinity, NUL and lone surrogates in strings.
+
+    Returns whether the value holds a float (only then is the integral-float pass needed).
+    """
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _refuse(path, "must be a finite number")
+        return True
+    if isinstance(value, str):
+        _check_text(value, path)
+        return False
+    has_float = False
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, [*path, key])
+            has_float |= _check_values(item, [*path, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            has_float |= _check_values(item, [*path, index])
+    return has_float
+
+
+def _check_text(text: str, path: list) -> None:
+    if "\x00" in text:
+        raise _refuse(path, "must not contain NUL characters")
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            raise _refuse(path, "must be valid Unicode (no lone surrogates)") from None
+
+
+def _set_at(container: Any, path, value: Any) -> None:
+    *parents, last = path
+    for part in parents:
+        container = container[part]
+    container[last] = value
+
+
 def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
+    """The arguments, checked against the tool's schema; integers arrive as `int` (never `5.0`)."""
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
         raise InvalidParams("Arguments must be a JSON object")
+    has_float = _check_values(arguments, [])
     error = min(spec.validator.iter_errors(arguments), key=_path_order, default=None)
     if error is not None:
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
-        message = _schema_message(error)
-        raise InvalidParams(f"{where}: {message}" if where else message)
+        raise _refuse(error.absolute_path, _schema_message(error))
+    if has_float:
+        for error in list(spec.strict_validator.iter_errors(arguments)):
+            if error.validator == "type" and isinstance(error.instance, float) and error.instance.is_integer():
+                if not error.absolute_path:
+                    continue  # the arguments object itself is never a number
+                _set_at(arguments, error.absolute_path, int(error.instance))
     return arguments
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
+from .schema import ArgumentValidator, StrictIntegerValidator
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
@@ -22,6 +24,10 @@ if TYPE_CHECKING:
     from .errors import ToolError
 
 GROUPS = ("cinema", "ledger", "geo", "merchant", "reminders")
+
+# MCP annotations of a tool that only reads this site's own database. MCP's defaults are the cautious
+# ones (not read-only, destructive, open world), so every tool states all four hints it can.
+READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +57,12 @@ class ToolSpec:
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
-        return Draft202012Validator(self.input_schema)
+        return ArgumentValidator(self.input_schema)
+
+    @functools.cached_property
+    def strict_validator(self) -> Draft202012Validator:
+        """Finds integral floats (5.0) in valid arguments: the dispatcher hands them to the tool as `int`."""
+        return StrictIntegerValidator(self.input_schema)
 
     def describe(self) -> dict[str, Any]:
         """The tools/list entry, in MCP's camelCase."""

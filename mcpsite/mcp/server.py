@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from . import dispatch
 from .errors import INVALID_PARAMS, MethodNotFound, RateLimited, ToolError, Unauthorized
-from .jsonutil import dumps
+from .jsonutil import dumps, to_jsonable
 from .registry import CallContext, ToolSpec
 
 ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
@@ -41,15 +41,18 @@ def _tool(spec: ToolSpec) -> types.Tool:
     )
 
 
-def _text(data: Any) -> list[types.TextContent]:
-    # One compact, UTF-8 text copy for the model (the SDK's default copy is indented and \u-escaped).
-    return [types.TextContent(type="text", text=dumps(data))]
+def _result(payload: Any, *, is_error: bool) -> types.CallToolResult:
+    """Both copies of one answer from one plain-JSON payload (`to_jsonable`'s output, as the dispatcher returns
+    results): `structuredContent` for programs and a compact UTF-8 text copy for the model (the SDK's default copy
+    is indented and \\u-escaped). The copies cannot disagree: the text is the structured value, dumped."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=dumps(payload))], structured_content=payload, is_error=is_error
+    )
 
 
 def tool_error_result(error: ToolError) -> types.CallToolResult:
     """A tool failure as MCP wants it: isError, the error as text, the same object structured."""
-    payload = error.as_jsonrpc()
-    return types.CallToolResult(content=_text(payload), structured_content=payload, is_error=True)
+    return _result(to_jsonable(error.as_jsonrpc()), is_error=True)
 
 
 def build_server(context_for: ContextFactory) -> Server:
@@ -72,9 +75,7 @@ def build_server(context_for: ContextFactory) -> Server:
             raise MCPError(code=exc.code, message=exc.message) from None
         except ToolError as exc:
             return tool_error_result(exc)
-        return types.CallToolResult(
-            content=_text(result.data), structured_content=result.data, is_error=result.is_error
-        )
+        return _result(result.data, is_error=result.is_error)
 
     async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         # Tools log to the server's own log; accepting the level keeps clients that set it working.

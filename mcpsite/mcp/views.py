@@ -1,4 +1,4 @@
-"""Plain HTTP endpoints: seed JSON-RPC (`/rpc`), seed REST (`/mcp/tools/*`) and `/healthz`."""
+"""Plain HTTP endpoints: seed JSON-RPC (`/rpc`), seed REST (`/mcp/tools/*`, `/mcp/<group>/tools/*`), `/healthz`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
 from . import dispatch, jsonrpc, limits
-from .errors import InvalidParams, PayloadTooLarge, ToolError, Unauthorized, rest_status
+from .errors import InvalidParams, MethodNotFound, PayloadTooLarge, ToolError, Unauthorized, rest_status
 from .jsonutil import dumps
-from .registry import CallContext
+from .registry import GROUPS, CallContext
 
 
 def healthz(request):
@@ -105,24 +105,35 @@ class _RestView(_ToolEndpoint):
             raise InvalidParams("The body must be a JSON object")
         return payload
 
+    @staticmethod
+    def groups(group: str | None) -> list[str] | None:
+        """`/mcp/<group>/tools/*` narrows to one group, as `/mcp/<group>` does for MCP."""
+        if group is None:
+            return None
+        if group not in GROUPS:
+            raise MethodNotFound(f"Unknown tool group: {group}", data=f"Tool groups: {', '.join(GROUPS)}")
+        return [group]
+
     def error_response(self, error: ToolError) -> HttpResponse:
         return _json({"error": error.as_jsonrpc()}, status=rest_status(error))
 
 
 class RestToolsListView(_RestView):
-    """`POST /mcp/tools/list` (the merchant seed's curl sample)."""
+    """`POST /mcp/tools/list` (the merchant seed's curl sample), `POST /mcp/<group>/tools/list`."""
 
-    def post(self, request):
+    def post(self, request, group: str | None = None):
         ctx = self.context(request)
+        groups = self.groups(group)
         self.arguments(request)
-        return _json({"tools": [spec.describe() for spec in dispatch.list_tools(ctx)]})
+        return _json({"tools": [spec.describe() for spec in dispatch.list_tools(ctx, groups)]})
 
 
 class RestToolsCallView(_RestView):
-    """`POST /mcp/tools/call` with `{"name", "arguments"}`; the tool's result is the body."""
+    """`POST /mcp/tools/call` (`/mcp/<group>/tools/call`) with `{"name", "arguments"}`; the body is the result."""
 
-    def post(self, request):
+    def post(self, request, group: str | None = None):
         ctx = self.context(request)
+        groups = self.groups(group)
         payload = self.arguments(request)
-        result = dispatch.call_tool(ctx, payload.get("name"), payload.get("arguments"))
+        result = dispatch.call_tool(ctx, payload.get("name"), payload.get("arguments"), groups)
         return _json(result.data)

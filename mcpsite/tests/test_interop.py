@@ -7,6 +7,7 @@ process with the product's ASGI application (plus test-only tools).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -174,6 +175,24 @@ def test_stdio_one_line_tools_call(site):
     assert answer["id"] == 2 and "accounts" in answer["result"]["structuredContent"]
 
 
+def test_stdio_error_copies_agree(site):
+    """A ledger error's amounts are numbers in structuredContent and in its text copy alike (one encoder)."""
+    import subprocess
+
+    site.manage("seed_ledger", "--no-sample")
+    lines = [{"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 9000}]
+    call = {"name": "create_journal_entry", "arguments": {"date": "2026-04-01", "description": "x", "lines": lines}}
+    line = json.dumps({"jsonrpc": "2.0", "method": "tools/call", "params": call, "id": 3}) + "\n"
+    result = subprocess.run(
+        [PYTHON, "manage.py", "mcp_stdio", "--group", "ledger"],
+        input=line, cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    answer = json.loads(result.stdout)["result"]
+    assert answer["isError"] is True
+    assert answer["structuredContent"]["data"]["debitTotal"] == 10000
+    assert json.loads(answer["content"][0]["text"]) == answer["structuredContent"]
+
+
 def test_stdio_answers_a_client_that_skips_initialize(site):
     import subprocess
 
@@ -213,6 +232,34 @@ def test_websocket_with_key_answers_jsonrpc(site):
     assert "test_echo" in [t["name"] for t in listed["result"]["tools"]]
     assert called == {"jsonrpc": "2.0", "id": "req_123", "result": {"status": "error", "error": "bad thing"}}
     assert broken["error"]["code"] == -32700
+
+
+def test_websocket_at_the_root_serves_the_reminders_tools(site):
+    """The reminders seed connects to ws://host:port itself: the root is /ws/reminders."""
+
+    async def scenario():
+        headers = {"Authorization": f"Bearer {site.key}"}
+        async with websockets.connect(_ws_url(site, "/"), additional_headers=headers) as ws:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": "req_1", "method": "tools/list"}))
+            return [t["name"] for t in json.loads(await ws.recv())["result"]["tools"]]
+
+    names = run(scenario)
+    assert {"calendar.create", "message.send", "reminder.create"} <= set(names)
+    assert "test_echo" not in names and "get_movie_list" not in names
+
+
+@pytest.mark.parametrize("path", ["/nope", "/ws/nope", "/ws/reminders/extra", "/mcp"])
+def test_unknown_websocket_paths_are_refused_at_the_handshake(site, path):
+    async def scenario():
+        headers = {"Authorization": f"Bearer {site.key}"}
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            async with websockets.connect(_ws_url(site, path), additional_headers=headers):
+                pass
+        return refused.value.response.status_code
+
+    assert run(scenario) == 403
+    logs = "".join(p.read_text() for p in Path(site.env["MCPSITE_VAR_DIR"]).glob("uvicorn-*.log"))
+    assert "No route found" not in logs and "Traceback" not in logs
 
 
 @pytest.mark.parametrize("header", [None, "Bearer mcp_not_a_key"])

@@ -89,3 +89,44 @@ def test_every_product_tool_says_whether_it_writes():
         if spec.name.startswith("test_"):
             continue
         assert "readOnlyHint" in spec.annotations or "destructiveHint" in spec.annotations, spec.name
+
+
+READS = {"readOnlyHint": True, "openWorldHint": False}
+WRITES = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+TRUE_ANNOTATIONS = {
+    **dict.fromkeys(
+        [
+            "get_movie_list",
+            "get_show_schedule",
+            "get_movie_popularity",
+            "get_seat_availability",
+            "suggest_seats",
+            "get_reservation_details",
+            "get_account_balance",
+            "list_accounts",
+            "generate_balance_sheet",
+            "generate_income_statement",
+            "search_products",
+            "check_inventory",
+            "build_cart_mandates",
+        ],
+        READS,
+    ),  # fmt: skip
+    "reserve_seats": WRITES,
+    "create_journal_entry": WRITES,
+    "calendar.create": WRITES,
+    # Cancelling ends a booking (its seats go back on sale); a second cancel changes nothing more.
+    "cancel_reservation": {**WRITES, "destructiveHint": True, "idempotentHint": True},
+    # A message to a person cannot be taken back: clients must confirm first, as the reminders seed's flow does.
+    "message.send": {**WRITES, "destructiveHint": True, "openWorldHint": True},
+    # Adds a reminder (nothing lost), later delivered by mail, SMS or webhook: the world outside is reached.
+    "reminder.create": {**WRITES, "openWorldHint": True},
+    "resolve_points": {"readOnlyHint": True, "openWorldHint": True},  # asks GaluchatAPI
+}
+
+
+def test_every_tools_annotations_say_truthfully_what_it_does():
+    from mcpsite.mcp import registry
+
+    product = {spec.name: spec.annotations for spec in registry.tools() if not spec.name.startswith("test_")}
+    assert product == TRUE_ANNOTATIONS

@@ -72,3 +72,28 @@ def test_rate_limited_call_is_429_with_retry_after(http_post, make_api_key):
 def test_other_errors_have_no_retry_after(http_post):
     response = http_post("/mcp/tools/call", {"name": "missing_tool", "arguments": {}})
     assert response.status_code == 404 and "Retry-After" not in response
+
+
+def test_a_group_endpoint_lists_and_calls_only_that_group(http_post):
+    """`/mcp/<group>/tools/*` narrows as `/mcp/<group>` does for MCP (the merchant seed's server has three tools)."""
+    listed = http_post("/mcp/reminders/tools/list", {})
+    names = [t["name"] for t in listed.json()["tools"]]
+    assert listed.status_code == 200 and "test_inband" in names and "test_echo" not in names
+    called = http_post("/mcp/cinema/tools/call", {"name": "test_echo", "arguments": {"text": "a"}})
+    assert called.status_code == 200 and called.json() == {"echo": "a", "transport": "rest"}
+    outside = http_post("/mcp/reminders/tools/call", {"name": "test_echo", "arguments": {"text": "a"}})
+    assert outside.status_code == 404 and outside.json()["error"]["code"] == -32601
+
+
+def test_an_unknown_group_is_404_in_the_rest_shape(http_post):
+    response = http_post("/mcp/nope/tools/list", {})
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == "Unknown tool group: nope"
+
+
+def test_a_group_endpoint_needs_the_key_and_its_scope(http_post, make_api_key):
+    assert http_post("/mcp/cinema/tools/list", {}, raw_key=None).status_code == 401
+    _key, raw = make_api_key(scopes=["geo"])
+    assert http_post("/mcp/cinema/tools/list", {}, raw_key=raw).json() == {"tools": []}
+    called = http_post("/mcp/cinema/tools/call", {"name": "test_echo", "arguments": {"text": "a"}}, raw_key=raw)
+    assert called.status_code == 403

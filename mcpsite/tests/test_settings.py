@@ -33,3 +33,26 @@ def test_redis_password_moves_to_options():
     assert cache["LOCATION"] == "redis://user@redis.internal:6380/2"
     assert cache["OPTIONS"]["PASSWORD"] == "p@ss" and cache["KEY_PREFIX"] == "geo"
     assert _redis_cache("redis://127.0.0.1:6379/0")["LOCATION"] == "redis://127.0.0.1:6379/0"
+
+
+def _settings_with(database_url: str) -> subprocess.CompletedProcess:
+    code = (
+        "import django; django.setup(); from django.conf import settings; d = settings.DATABASES['default'];"
+        "print(d['ENGINE'], d['NAME'])"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", "DATABASE_URL": database_url}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def test_the_merchant_seeds_sqlalchemy_database_url_is_sqlite(tmp_path):
+    shown = _settings_with(f"sqlite+aiosqlite:///{tmp_path}/merchant_agent.db")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == ["django.db.backends.sqlite3", f"{tmp_path}/merchant_agent.db"]
+
+
+def test_an_unknown_database_url_is_refused_with_the_accepted_forms():
+    shown = _settings_with("mongodb://db.internal/app")
+    assert shown.returncode != 0
+    last = shown.stderr.strip().splitlines()[-1]
+    assert last.startswith("django.core.exceptions.ImproperlyConfigured: DATABASE_URL scheme 'mongodb'")
+    assert "sqlite:///path" in last and "postgres://" in last

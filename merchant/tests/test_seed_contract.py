@@ -1,7 +1,7 @@
 """The merchant seed (seeds/merchant-agent-mcp.md) as acceptance criteria: definitions and result shapes.
 
 The seed's three `@mcp.tool(...)` definitions and its input/output examples are copied below.
-Registered inputSchemas must be the seed's plus only what README documents (`limit` 1–100; the
+Registered inputSchemas must be the seed's plus only what README documents (`limit` at least 1; the
 `cart_plan.items[{product_id, quantity}]` shape); descriptions start with the seed's. Results must
 have the examples' fields with the same JSON types — yen as floats (1980.0), as the seed shows.
 README's documented additions: `search`, `warnings`, `merchant_authorization` and AP2's contents.
@@ -57,9 +57,10 @@ SEED = {
     },
 }
 
-# README: "`limit` is 1–100"; "`cart_plan.items[{product_id, quantity}]` … malformed plans → -32602".
+# README: "`limit` is at least 1 (above 100 it is capped)";
+# "`cart_plan.items[{product_id, quantity}]` … malformed plans → -32602".
 DOCUMENTED_SCHEMA_ADDITIONS = {
-    "search_products": {("limit", "minimum"): 1, ("limit", "maximum"): 100},
+    "search_products": {("limit", "minimum"): 1},
     "build_cart_mandates": {
         ("cart_plan", "properties"): {
             "items": {

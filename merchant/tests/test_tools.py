@@ -31,17 +31,19 @@ def test_search_products_returns_the_seed_shape(catalogue, call_tool):
 
 @pytest.mark.parametrize(
     "keyword",
-    ['"', "'", "NEAR(", "*", "AND OR", "NOT", "^", "col:むぎぼ", "{a b}", "%", "_", "\\", "\x00", "むぎ\x00ぼーカレ"],
+    ['"', "'", "NEAR(", "*", "AND OR", "NOT", "^", "col:むぎぼ", "{a b}", "%", "_", "\\", "\x01", "むぎ\x1fぼーカレ"],
 )
 def test_search_products_hostile_keywords_are_plain_text(catalogue, call_tool, keyword):
-    # FTS5 syntax is quoted away; a NUL used to end the FTS5 string early: OperationalError, -32603.
+    # FTS5 syntax is quoted away; control characters are spaces (a NUL never gets here: the dispatcher refuses it).
     result = call_tool("search_products", {"keywords": [keyword, f"x{keyword}むぎぼー"]})
     assert isinstance(result["products"], list)
 
 
 def test_search_products_control_characters_separate_words(catalogue, call_tool):
-    result = call_tool("search_products", {"keywords": ["むぎぼー\x00カレンダー"]})
+    result = call_tool("search_products", {"keywords": ["むぎぼー\x07カレンダー"]})
     assert result["products"][0]["sku"] == "MUGIBO-CAL-2025"
+    with pytest.raises(InvalidParams, match=r"keywords\[0\]: must not contain NUL"):
+        call_tool("search_products", {"keywords": ["むぎぼー\x00カレンダー"]})
 
 
 def test_search_products_default_limit_is_20(catalogue, call_tool):
@@ -64,12 +66,21 @@ def test_search_products_fallback_is_reported(catalogue, call_tool):
         {"keywords": "むぎぼー"},
         {"keywords": [1]},
         {"keywords": ["a"], "limit": 0},
-        {"keywords": ["a"], "limit": 101},
     ],
 )
 def test_search_products_rejects_bad_arguments(catalogue, call_tool, arguments):
     with pytest.raises(InvalidParams):
         call_tool("search_products", arguments)
+
+
+def test_search_products_caps_a_limit_above_100_as_cinema_does(catalogue, call_tool, monkeypatch):
+    from merchant import selectors
+
+    asked = []
+    search = selectors.product_search
+    monkeypatch.setattr(selectors, "product_search", lambda **kw: asked.append(kw["limit"]) or search(**kw))
+    result = call_tool("search_products", {"keywords": ["かわいい"], "limit": 10_000})
+    assert asked == [100] and result["products"]
 
 
 def test_search_products_with_meilisearch_down_is_never_an_error(indexed, meili, call_tool):
@@ -108,6 +119,21 @@ def test_seed_curl_sample_over_rest(catalogue, http_post):
     body = response.json()
     assert len(body["products"]) == 5 and body["products"][0]["sku"] == "MUGIBO-CAL-2025"
     assert "むぎぼー" in response.content.decode()  # UTF-8, not \\u escapes
+
+
+def test_the_merchant_rest_endpoints_serve_the_seed_servers_three_tools(catalogue, http_post):
+    listed = http_post("/mcp/merchant/tools/list", "{}")
+    assert [t["name"] for t in listed.json()["tools"]] == ["search_products", "check_inventory", "build_cart_mandates"]
+    cal = catalogue["MUGIBO-CAL-2025"]
+    called = http_post("/mcp/merchant/tools/call", {"name": "check_inventory", "arguments": {"product_ids": [cal.pk]}})
+    assert called.json() == {"inventory": {str(cal.pk): 50}}
+
+
+def test_check_inventory_takes_integral_numbers_and_refuses_huge_ones(catalogue, call_tool):
+    cal = catalogue["MUGIBO-CAL-2025"]
+    assert call_tool("check_inventory", {"product_ids": [float(cal.pk)]}) == {"inventory": {str(cal.pk): 50}}
+    with pytest.raises(InvalidParams, match=r"product_ids\[0\]: must be at most"):
+        call_tool("check_inventory", {"product_ids": [1e308]})
 
 
 def test_tools_are_listed_with_the_seed_schemas(http_post):

@@ -86,7 +86,7 @@ def test_calendar_create_keeps_another_zones_offset_and_trims(call_tool):
         ),
         ({"title": "a", "start": "2025-09-19T07:00:00+09:00", "duration_min": 30, "location": ["x"]}, "location"),
         ({"title": "a", "start": "0001-01-01T00:00:00+09:00", "duration_min": 30}, "between the years 1900 and 2999"),
-        ({"title": "a\x00", "start": "2025-09-19T07:00:00+09:00", "duration_min": 30}, "title must not contain NUL"),
+        ({"title": "a\x00", "start": "2025-09-19T07:00:00+09:00", "duration_min": 30}, "title: must not contain NUL"),
     ],
 )
 def test_calendar_create_bad_input(call_tool, arguments, message):
@@ -142,7 +142,7 @@ def test_message_send_unknown_suggests_close_names(call_tool, contacts):
         ({"to": "Taro Tanaka", "text": "hi", "platform": "sms"}, "has no phone number"),
         ({"to": "山田花子", "text": "hi", "platform": "sms"}, "SMS is not configured"),
         ({"to": 42, "text": "hi"}, "to: must be of type string"),
-        ({"to": "山田花子", "text": "a\x00b"}, "text must not contain NUL"),
+        ({"to": "山田花子", "text": "a\x00b"}, "text: must not contain NUL"),
     ],
 )
 def test_message_send_bad_input(call_tool, contacts, arguments, message):
@@ -194,7 +194,7 @@ def test_reminder_create_without_offset_is_tokyo(call_tool):
         ({"time": "FUTURE", "note": "n", "repeat": "FREQ=DAILY;COUNT=x"}, "not a valid RRULE"),
         ({"time": "FUTURE", "note": "n", "repeat": 7}, "repeat: must be of type string"),
         ({"time": "9999-12-31T23:59:59-12:00", "note": "n"}, "between the years"),
-        ({"time": "FUTURE", "note": "n", "repeat": "daily\x00"}, "repeat must not contain NUL"),
+        ({"time": "FUTURE", "note": "n", "repeat": "daily\x00"}, "repeat: must not contain NUL"),
         # These made a worker loop for ever, answered -32603, or bypassed the hourly floor.
         ({"time": "FUTURE", "note": "n", "repeat": "FREQ=DAILY;INTERVAL=0"}, "INTERVAL must be"),
         ({"time": "FUTURE", "note": "n", "repeat": "FREQ=DAILY;INTERVAL=-1"}, "INTERVAL must be"),
