@@ -20,8 +20,8 @@ from common import boot, report, timings  # noqa: E402
 
 boot("platform")
 
+from mcpsite.core.jsonutil import dumps  # noqa: E402
 from mcpsite.mcp import dispatch  # noqa: E402
-from mcpsite.mcp.jsonutil import dumps  # noqa: E402
 from mcpsite.mcp.registry import CallContext, ToolSpec, register  # noqa: E402
 from mcpsite.services import api_key_create  # noqa: E402
 

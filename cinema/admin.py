@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from mcpsite.admin_security import StaffModelAdmin
-from mcpsite.mcp.errors import ToolError
+from mcpsite.core.errors import ToolError
 
 from . import selectors, services
 from .models import Movie, Reservation, Schedule, Theater

@@ -20,8 +20,8 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from mcpsite.mcp.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
-from mcpsite.mcp.limits import give_back, over_limit
+from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
+from mcpsite.core.limits import give_back, over_limit
 
 from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
 

@@ -12,8 +12,8 @@ import datetime
 from django.conf import settings
 from django.utils import timezone
 
-from mcpsite.mcp.errors import InvalidParams, InvalidRequest, NotFound
-from mcpsite.mcp.jsonutil import number
+from mcpsite.core.errors import InvalidParams, InvalidRequest, NotFound
+from mcpsite.core.jsonutil import number
 from mcpsite.mcp.params import DateError, iso_date
 from mcpsite.mcp.registry import READ_ONLY, tool
 

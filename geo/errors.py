@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpsite.mcp.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams, ToolError
+from mcpsite.core.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams, ToolError
 
 
 class GeoError(ToolError):

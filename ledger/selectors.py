@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import Cast, Coalesce, Round
 
-from mcpsite.mcp.errors import NotFound
+from mcpsite.core.errors import NotFound
 
 from .models import DEBIT_NORMAL, Account, AccountType, JournalEntry, JournalLine
 

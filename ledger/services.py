@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from mcpsite.mcp.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 
 from .models import MAX_AMOUNT, Account, JournalEntry, JournalLine
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from mcpsite.mcp.errors import InvalidParams
+from mcpsite.core.errors import InvalidParams
 from mcpsite.mcp.params import DateError, iso_date
 from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
 

@@ -22,10 +22,10 @@ import re
 
 from django.conf import settings
 
+from .core.errors import PayloadTooLarge, RequestTimeout, ToolError, rest_status
+from .core.jsonutil import dumps
 from .mcp.auth import SCOPE_AUTHENTICATED_KEY, api_key_from_scope
-from .mcp.errors import PayloadTooLarge, RequestTimeout, ToolError, rest_status
 from .mcp.http import mcp_groups_for_path
-from .mcp.jsonutil import dumps
 
 RPC, REST, MCP, OTHER = "rpc", "rest", "mcp", "other"
 _REST_PATH = re.compile(r"^/mcp(?:/[^/]+)?/tools/[^/]+/?$")

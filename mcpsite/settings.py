@@ -389,7 +389,7 @@ LOGGING = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["mcpsite.mcp.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
-    "DEFAULT_RENDERER_CLASSES": ["mcpsite.mcp.jsonutil.CompactJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["mcpsite.core.jsonutil.CompactJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
 }

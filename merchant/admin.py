@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
-from mcpsite.mcp.errors import ToolError
+from mcpsite.core.errors import ToolError
 
 from . import services
 from .forms import StockAdjustmentForm

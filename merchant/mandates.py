@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from django.conf import settings
 
-from mcpsite.mcp.errors import Conflict, InvalidParams, NotFound
-from mcpsite.mcp.jsonutil import to_jsonable
+from mcpsite.core.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.jsonutil import to_jsonable
 
 from .models import Product
 from .selectors import products_for_cart

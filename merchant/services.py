@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import connection, transaction
 from django.db.models import F
 
-from mcpsite.mcp.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 
 from .models import InventoryMovement, Product
 from .search import sqlite_has_fts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpsite.mcp.errors import InvalidParams
+from mcpsite.core.errors import InvalidParams
 from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
 
 from . import mandates, selectors

@@ -8,7 +8,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_security import StaffModelAdmin
-from mcpsite.mcp.errors import ToolError
+from mcpsite.core.errors import ToolError
 
 from . import services
 from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery

@@ -15,7 +15,7 @@ from dateutil import rrule as du_rrule
 from django.conf import settings
 from django.utils import timezone
 
-from mcpsite.mcp.errors import InvalidParams
+from mcpsite.core.errors import InvalidParams
 
 from .models import zone_for
 

@@ -23,7 +23,7 @@ from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
 
-from mcpsite.mcp.errors import Conflict, InvalidParams
+from mcpsite.core.errors import Conflict, InvalidParams
 
 from . import schedule, selectors, sms
 from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery, new_feed_token

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from mcpsite.mcp.errors import InvalidParams, ToolError
+from mcpsite.core.errors import InvalidParams, ToolError
 from mcpsite.mcp.registry import CallContext, tool
 
 from . import schedule, services

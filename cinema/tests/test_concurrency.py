@@ -15,8 +15,8 @@ from django.db import connection
 from cinema import services
 from cinema.models import Reservation, ReservedSeat
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
-from mcpsite.mcp import limits
-from mcpsite.mcp.errors import Conflict, ToolError
+from mcpsite.core import limits
+from mcpsite.core.errors import Conflict, ToolError
 from mcpsite.tests.concurrency import run_together
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,7 @@ from django.contrib.auth.hashers import identify_hasher
 
 from cinema import services
 from cinema.models import Reservation, ReservationDayCounter, ReservedSeat, Seat
-from mcpsite.mcp.errors import Conflict, InvalidParams
+from mcpsite.core.errors import Conflict, InvalidParams
 from mcpsite.models import ToolCall
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from cinema.tests.conftest import SEED_MORNING
-from mcpsite.mcp.errors import InvalidParams
+from mcpsite.core.errors import InvalidParams
 from mcpsite.tests.ratewindow import start_in_a_fresh_window
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from django.db import connection
 from ledger import selectors, services
 from ledger.models import Account, JournalEntry, JournalLine
 from ledger.services import LineInput
-from mcpsite.mcp.errors import ToolError
+from mcpsite.core.errors import ToolError
 from mcpsite.tests.concurrency import run_together
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

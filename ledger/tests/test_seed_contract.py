@@ -13,8 +13,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from mcpsite.core.errors import ToolError
 from mcpsite.mcp import registry
-from mcpsite.mcp.errors import ToolError
 from mcpsite.tests.contract import assert_shape
 
 SEED_TOOLS = json.loads(

@@ -7,7 +7,7 @@ import pytest
 
 from ledger import selectors, services
 from ledger.models import Account, JournalEntry
-from mcpsite.mcp.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ import datetime
 
 import pytest
 
+from mcpsite.core.errors import INVALID_PARAMS, ToolError
 from mcpsite.mcp import registry
-from mcpsite.mcp.errors import INVALID_PARAMS, ToolError
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from mcpsite.core.errors import Unauthorized
 from mcpsite.models import ApiKey, key_digest
 
 from .dispatch import in_worker_thread
-from .errors import Unauthorized
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 # Where mcpsite.guard leaves the ApiKey it authenticated before reading the body (the ASGI scope is the

@@ -27,12 +27,12 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from mcpsite.cache import commit_without_flush_wait
+from mcpsite.core.errors import InternalError, InvalidParams, MethodNotFound, RateLimited, ScopeDenied, ToolError
+from mcpsite.core.jsonutil import to_jsonable
+from mcpsite.core.limits import enforce_api_key_rate
 from mcpsite.models import ToolCall
 
 from . import registry
-from .errors import InternalError, InvalidParams, MethodNotFound, RateLimited, ScopeDenied, ToolError
-from .jsonutil import to_jsonable
-from .limits import enforce_api_key_rate
 from .registry import CallContext, ToolSpec
 
 logger = logging.getLogger("mcpsite.mcp")

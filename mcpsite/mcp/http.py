@@ -20,11 +20,12 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from mcpsite.core.errors import RateLimited, ServiceUnavailable, ToolError, Unauthorized
+from mcpsite.core.jsonutil import dumps
+from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
+
 from . import dispatch
 from .auth import api_key_from_scope
-from .errors import RateLimited, ServiceUnavailable, ToolError, Unauthorized
-from .jsonutil import dumps
-from .limits import api_key_retry_after, enforce_api_key_rate
 from .registry import GROUPS, CallContext
 from .server import build_server
 

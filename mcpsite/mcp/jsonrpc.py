@@ -14,8 +14,9 @@ from typing import Any
 from django.conf import settings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
+from mcpsite.core.errors import InvalidRequest, MethodNotFound, ParseError, ToolError
+
 from . import dispatch
-from .errors import InvalidRequest, MethodNotFound, ParseError, ToolError
 from .registry import CallContext
 
 NO_ID = object()

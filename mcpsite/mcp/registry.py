@@ -19,9 +19,8 @@ from .schema import ArgumentValidator, StrictIntegerValidator
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
+    from mcpsite.core.errors import ToolError
     from mcpsite.models import ApiKey
-
-    from .errors import ToolError
 
 GROUPS = ("cinema", "ledger", "geo", "merchant", "reminders")
 

@@ -16,9 +16,10 @@ from django.conf import settings
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+from mcpsite.core.errors import INVALID_PARAMS, MethodNotFound, RateLimited, ToolError, Unauthorized
+from mcpsite.core.jsonutil import dumps, to_jsonable
+
 from . import dispatch
-from .errors import INVALID_PARAMS, MethodNotFound, RateLimited, ToolError, Unauthorized
-from .jsonutil import dumps, to_jsonable
 from .registry import CallContext, ToolSpec
 
 ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]

@@ -15,8 +15,9 @@ from mcp_types.jsonrpc import ErrorData, JSONRPCError, JSONRPCNotification, JSON
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
+from mcpsite.core.errors import INVALID_REQUEST, PARSE_ERROR
+
 from . import dispatch
-from .errors import INVALID_REQUEST, PARSE_ERROR
 from .registry import CallContext
 from .server import build_server
 

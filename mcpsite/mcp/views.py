@@ -9,9 +9,11 @@ from django.http import HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
-from . import dispatch, jsonrpc, limits
-from .errors import InvalidParams, MethodNotFound, PayloadTooLarge, ToolError, Unauthorized, rest_status
-from .jsonutil import dumps
+from mcpsite.core import limits
+from mcpsite.core.errors import InvalidParams, MethodNotFound, PayloadTooLarge, ToolError, Unauthorized, rest_status
+from mcpsite.core.jsonutil import dumps
+
+from . import dispatch, jsonrpc
 from .registry import GROUPS, CallContext
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from mcpsite.core.errors import InvalidRequest, ToolError, Unauthorized
+from mcpsite.core.jsonutil import dumps
+
 from . import dispatch, jsonrpc
 from .auth import api_key_from_scope
-from .errors import InvalidRequest, ToolError, Unauthorized
-from .jsonutil import dumps
 from .registry import GROUPS
 
 CLOSE_UNAUTHORIZED = 4401

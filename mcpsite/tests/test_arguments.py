@@ -3,8 +3,8 @@ column cannot store (too-large integers, NaN, NUL, lone surrogates) gets past it
 
 import pytest
 
+from mcpsite.core.errors import InvalidParams
 from mcpsite.mcp import dispatch, registry
-from mcpsite.mcp.errors import InvalidParams
 
 SCHEMA = {
     "type": "object",

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from mcpsite.mcp import jsonutil
+from mcpsite.core import jsonutil
 
 
 def stdlib(value) -> str:

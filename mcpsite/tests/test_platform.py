@@ -5,9 +5,9 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from mcpsite.core.errors import ScopeDenied, Unauthorized
 from mcpsite.mcp import dispatch
 from mcpsite.mcp.auth import api_key_authenticate
-from mcpsite.mcp.errors import ScopeDenied, Unauthorized
 from mcpsite.mcp.registry import CallContext
 from mcpsite.models import ApiKey, ToolCall, key_digest
 

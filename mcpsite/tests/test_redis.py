@@ -14,7 +14,7 @@ import pytest
 from django.core.cache import caches
 from django.test import override_settings
 
-from mcpsite.mcp.limits import over_limit
+from mcpsite.core.limits import over_limit
 from mcpsite.settings import _redis_cache
 
 from .live import free_port, live_site

@@ -1,6 +1,6 @@
 """Throwaway tools that exercise the transports (test-only; never registered by the product)."""
 
-from mcpsite.mcp.errors import Conflict, RateLimited, ToolError
+from mcpsite.core.errors import Conflict, RateLimited, ToolError
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 
 ECHO_SCHEMA = {

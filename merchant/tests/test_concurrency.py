@@ -3,7 +3,7 @@
 import pytest
 from django.db import connection
 
-from mcpsite.mcp.errors import Conflict
+from mcpsite.core.errors import Conflict
 from mcpsite.tests.concurrency import run_together
 from merchant import services
 from merchant.models import InventoryMovement, Product

@@ -8,7 +8,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from mcpsite.mcp.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 from merchant.mandates import cart_hash, cart_totals
 
 from .ap2_models import CartMandate

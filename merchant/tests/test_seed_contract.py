@@ -15,8 +15,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from mcpsite.core.errors import InvalidParams
 from mcpsite.mcp import registry
-from mcpsite.mcp.errors import InvalidParams
 from mcpsite.tests.contract import assert_shape
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@
 
 import pytest
 
-from mcpsite.mcp.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 from merchant.models import InventoryMovement, Product
 from merchant.services import inventory_adjust, inventory_set, search_keys_rebuild
 

@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from mcpsite.mcp.errors import InvalidParams
+from mcpsite.core.errors import InvalidParams
 
 pytestmark = pytest.mark.django_db
 

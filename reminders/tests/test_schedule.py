@@ -5,7 +5,7 @@ import zoneinfo
 
 import pytest
 
-from mcpsite.mcp.errors import InvalidParams
+from mcpsite.core.errors import InvalidParams
 from reminders import schedule
 from reminders.models import zone_for
 

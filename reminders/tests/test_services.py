@@ -7,7 +7,7 @@ import requests
 import responses
 from django.core import mail
 
-from mcpsite.mcp.errors import Conflict
+from mcpsite.core.errors import Conflict
 from reminders import services, webhooks
 from reminders.models import Message, Profile, Reminder, ReminderDelivery
 
@@ -245,7 +245,7 @@ def test_sweep_ensure_does_not_pile_up_while_workers_are_down(owner):
 
 
 def test_reminder_create_is_refused_in_the_past(owner):
-    from mcpsite.mcp.errors import InvalidParams
+    from mcpsite.core.errors import InvalidParams
 
     with pytest.raises(InvalidParams, match="in the past"):
         services.reminder_create(owner=owner, time=future(days=-1), tz="Asia/Tokyo", note="n")
