@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from mcpsite.admin_security import StaffModelAdmin
-from mcpsite.core.errors import ToolError
+from mcpsite.core.errors import ApplicationError
 
 from . import selectors, services
 from .models import Movie, Reservation, Schedule, Theater
@@ -77,7 +77,7 @@ class TheaterForm(forms.ModelForm):
             wanted = services.theater_layout_check(
                 theater=self.instance if self.instance.pk else None, rows=data["rows"], columns=data["columns"]
             )
-        except ToolError as exc:
+        except ApplicationError as exc:
             raise forms.ValidationError(exc.message) from None
         # Ticks of seats that a shrink removes are dropped, not refused.
         data["blocked_seats"] = set(data.get("blocked_seats") or []) & wanted.keys()
@@ -207,7 +207,7 @@ class ReservationAdmin(StaffModelAdmin):
                 services.reservation_cancel(
                     reservation=reservation, source=Reservation.Source.STAFF, by_user=request.user
                 )
-            except ToolError as exc:
+            except ApplicationError as exc:
                 refused.append(f"{reservation.public_id}: {exc.detail}")
                 continue
             self.log_change(request, reservation, "Cancelled by staff")  # a record: kept as written

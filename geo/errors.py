@@ -1,7 +1,7 @@
 """geo's errors, carrying the seed's error codes (section 6) and rendered in-band as the seed shows.
 
 The seed answers every failure with `{"error": {"code", "message", "location?"}}` and never with
-`results`; `render_error` below turns any ToolError raised during a call into that shape.
+`results`; `render_error` below turns any ApplicationError raised during a call into that shape.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpsite.core.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams, ToolError
+from mcpsite.core.errors import ApplicationError, ErrorKind, InvalidParams
 
 
-class GeoError(ToolError):
+class GeoError(ApplicationError):
     """A resolve_points failure. `seed_code` is the seed's string code; `location` names the point;
     `upstream_status` is GaluchatAPI's HTTP status when the failure is its answer (logged, never sent)."""
 
@@ -34,30 +34,30 @@ class GeoError(ToolError):
 
 class InvalidInput(GeoError):
     seed_code = "INVALID_INPUT"
-    code = INVALID_PARAMS
+    kind = ErrorKind.INVALID_PARAMS
 
 
 class UpstreamRateLimited(GeoError):
     seed_code = "RATE_LIMIT"
-    code = 429
+    kind = ErrorKind.UPSTREAM_RATE_LIMITED
     upstream = True
 
 
 class ApiError(GeoError):
     seed_code = "API_ERROR"
-    code = 502
+    kind = ErrorKind.UPSTREAM_FAILED
     upstream = True
 
 
 class OutOfCoverage(GeoError):
     seed_code = "OUT_OF_COVERAGE"
-    code = 422
+    kind = ErrorKind.UPSTREAM_UNUSABLE
     upstream = True  # raised when GaluchatAPI's answer does not fit the request
 
 
 class GeoInternalError(GeoError):
     seed_code = "INTERNAL"
-    code = INTERNAL_ERROR
+    kind = ErrorKind.INTERNAL
 
 
 def point_location(index: int, ref: Any = None, *, has_ref: bool = False) -> str:
@@ -70,8 +70,8 @@ def point_location(index: int, ref: Any = None, *, has_ref: bool = False) -> str
 _PATH_PREFIX = re.compile(r"^(?P<path>[A-Za-z_][\w.\[\]]*): ")
 
 
-def render_error(exc: ToolError) -> dict[str, Any]:
-    """Any ToolError as the seed's in-band error (the dispatcher's schema errors become INVALID_INPUT)."""
+def render_error(exc: ApplicationError) -> dict[str, Any]:
+    """Any ApplicationError as the seed's in-band error (the dispatcher's schema errors become INVALID_INPUT)."""
     if isinstance(exc, GeoError):
         return exc.as_seed_error()
     if isinstance(exc, InvalidParams):

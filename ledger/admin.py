@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
-from mcpsite.core.errors import ToolError
+from mcpsite.core.errors import ApplicationError
 
 from . import selectors, services
 from .models import Account, JournalEntry, JournalLine
@@ -145,7 +145,7 @@ class JournalLineFormSet(BaseInlineFormSet):
         try:
             services.journal_lines_validate(lines)
             services.journal_balance_check(lines)
-        except ToolError as exc:
+        except ApplicationError as exc:
             raise ValidationError(exc.message) from None
         self.lines = lines
 
@@ -233,7 +233,7 @@ class JournalEntryAdmin(StaffModelAdmin):
         for entry in queryset.order_by("date", "created_at"):
             try:
                 reversal = services.journal_entry_reverse(entry_id=entry.pk, created_by=request.user)
-            except ToolError as exc:
+            except ApplicationError as exc:
                 self.message_user(request, f"{entry}: {exc.message}", messages.ERROR)
             else:
                 url = reverse("admin:ledger_journalentry_change", args=[reversal.pk])

@@ -22,10 +22,11 @@ import re
 
 from django.conf import settings
 
-from .core.errors import PayloadTooLarge, RequestTimeout, ToolError, rest_status
+from .core.errors import ApplicationError, PayloadTooLarge, RequestTimeout
 from .core.jsonutil import dumps
 from .mcp.auth import SCOPE_AUTHENTICATED_KEY, api_key_from_scope
 from .mcp.http import mcp_groups_for_path
+from .mcp.wire import as_jsonrpc, http_status, rest_status
 
 RPC, REST, MCP, OTHER = "rpc", "rest", "mcp", "other"
 _REST_PATH = re.compile(r"^/mcp(?:/[^/]+)?/tools/[^/]+/?$")
@@ -33,7 +34,7 @@ SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options"
 
 
 class _Refused(Exception):
-    def __init__(self, error: ToolError):
+    def __init__(self, error: ApplicationError):
         self.error = error
 
 
@@ -65,7 +66,7 @@ class RequestGuard:
         except _Refused as refused:
             await _refuse(send, kind, refused.error)
             return
-        except ToolError as error:  # Unauthorized from the key check
+        except ApplicationError as error:  # Unauthorized from the key check
             await _refuse(send, kind, error)
             return
         if body is None:  # the client went away
@@ -128,11 +129,11 @@ def _with_headers(send, extra: list[tuple[bytes, bytes]]):
     return sending
 
 
-async def _refuse(send, kind: str, error: ToolError) -> None:
+async def _refuse(send, kind: str, error: ApplicationError) -> None:
     if kind == REST:
-        status, body = rest_status(error), {"error": error.as_jsonrpc()}
+        status, body = rest_status(error), {"error": as_jsonrpc(error)}
     else:  # /rpc and /mcp answer JSON-RPC; other pages get the same object, which a person can read too
-        status, body = error.http_status, {"jsonrpc": "2.0", "id": None, "error": error.as_jsonrpc()}
+        status, body = http_status(error), {"jsonrpc": "2.0", "id": None, "error": as_jsonrpc(error)}
     payload = dumps(body).encode()
     headers = [
         (b"content-type", b"application/json; charset=utf-8"),
@@ -141,7 +142,7 @@ async def _refuse(send, kind: str, error: ToolError) -> None:
         (b"connection", b"close"),
         *SECURITY_HEADERS,
     ]
-    if error.http_status == 401:
+    if http_status(error) == 401:
         headers.append((b"www-authenticate", b'Bearer realm="mcpsite"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})

@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
-from mcpsite.core.errors import ToolError
+from mcpsite.core.errors import ApplicationError
 
 from . import services
 from .forms import StockAdjustmentForm
@@ -130,7 +130,7 @@ class ProductAdmin(StaffModelAdmin):
                 else:
                     delta = -quantity if reason == InventoryMovement.Reason.SALE else quantity
                     services.inventory_adjust(product_id=pk, delta=delta, reason=reason, note=note, user=request.user)
-            except ToolError as exc:
+            except ApplicationError as exc:
                 form.add_error(None, exc.message)
             else:
                 product.refresh_from_db()
@@ -158,7 +158,7 @@ class ProductAdmin(StaffModelAdmin):
             try:
                 services.inventory_adjust(product_id=product.pk, delta=-1, reason="sale", user=request.user)
                 sold.append(product.sku)
-            except ToolError:
+            except ApplicationError:
                 refused.append(product.sku)
         if sold:
             self.message_user(request, gettext("Sale recorded: %(skus)s") % {"skus": ", ".join(sold)}, messages.SUCCESS)

@@ -8,7 +8,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_security import StaffModelAdmin
-from mcpsite.core.errors import ToolError
+from mcpsite.core.errors import ApplicationError
 
 from . import services
 from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
@@ -165,7 +165,7 @@ class MessageAdmin(StaffModelAdmin):
             try:
                 services.message_resend(message=message)
                 done += 1
-            except ToolError as exc:
+            except ApplicationError as exc:
                 refused.append(exc.message)
         if done:
             self.message_user(

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from mcpsite.core.errors import InvalidParams, ToolError
+from mcpsite.core.errors import ApplicationError, InvalidParams
 from mcpsite.mcp.registry import CallContext, tool
 
 from . import schedule, services
@@ -27,7 +27,7 @@ RESULT_SCHEMA = {
 }
 
 
-def render_error(exc: ToolError) -> dict[str, Any]:
+def render_error(exc: ApplicationError) -> dict[str, Any]:
     return {"status": "error", "error": exc.detail}
 
 

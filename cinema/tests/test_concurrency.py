@@ -16,7 +16,8 @@ from cinema import services
 from cinema.models import Reservation, ReservedSeat
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
 from mcpsite.core import limits
-from mcpsite.core.errors import Conflict, ToolError
+from mcpsite.core.errors import ApplicationError, Conflict
+from mcpsite.mcp.wire import jsonrpc_code
 from mcpsite.tests.concurrency import run_together
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -121,8 +122,8 @@ def _guess_all_at_once(reservation_id: str) -> Counter:
     def guess(n: int) -> int:
         try:
             services.reservation_authenticate(reservation_id=reservation_id, password=f"guess-{n:04d}")
-        except ToolError as exc:
-            return exc.code
+        except ApplicationError as exc:
+            return jsonrpc_code(exc)
         return 200
 
     results, errors = run_together(guess, GUESSES)

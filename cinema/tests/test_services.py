@@ -10,6 +10,7 @@ from django.contrib.auth.hashers import identify_hasher
 from cinema import services
 from cinema.models import Reservation, ReservationDayCounter, ReservedSeat, Seat
 from mcpsite.core.errors import Conflict, InvalidParams
+from mcpsite.mcp.wire import as_jsonrpc
 from mcpsite.models import ToolCall
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,7 @@ def test_passwords_never_reach_logs_audit_or_errors(seed_world, call_tool, caplo
     for secret in (PASSWORD, "short", "abc"):
         assert secret not in caplog.text
         for error in errors:
-            assert secret not in str(error.as_jsonrpc())
+            assert secret not in str(as_jsonrpc(error))
     audit = list(ToolCall.objects.values())
     assert len(audit) == 6
     assert PASSWORD not in str(audit)

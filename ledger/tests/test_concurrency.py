@@ -14,7 +14,8 @@ from django.db import connection
 from ledger import selectors, services
 from ledger.models import Account, JournalEntry, JournalLine
 from ledger.services import LineInput
-from mcpsite.core.errors import ToolError
+from mcpsite.core.errors import ApplicationError
+from mcpsite.mcp.wire import jsonrpc_code
 from mcpsite.tests.concurrency import run_together
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -56,7 +57,7 @@ def test_parallel_reversals_of_one_entry_make_exactly_one(post):
     original = post("2024-01-15", ("500", 10000), ("100", -10000))
     results, errors = run_together(lambda i: services.journal_entry_reverse(entry_id=original.pk), 8)
     assert len(results) == 1
-    assert len(errors) == 7 and all(isinstance(e, ToolError) and e.code == 409 for e in errors)
+    assert len(errors) == 7 and all(isinstance(e, ApplicationError) and jsonrpc_code(e) == 409 for e in errors)
     assert JournalEntry.objects.filter(reversal_of=original).count() == 1
 
 

@@ -13,8 +13,9 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcpsite.core.errors import ToolError
+from mcpsite.core.errors import ApplicationError
 from mcpsite.mcp import registry
+from mcpsite.mcp.wire import jsonrpc_code
 from mcpsite.tests.contract import assert_shape
 
 SEED_TOOLS = json.loads(
@@ -274,9 +275,9 @@ def test_generate_income_statement_has_the_seed_shape_and_summary(call_tool, boo
     ids=["貸借不一致 409 Conflict", "存在しない勘定科目 404 Not Found"],
 )
 def test_seed_error_codes(call_tool, chart, lines, code):
-    with pytest.raises(ToolError) as caught:
+    with pytest.raises(ApplicationError) as caught:
         call_tool("create_journal_entry", {"date": "2024-01-15", "description": "商品仕入", "lines": lines})
-    assert caught.value.code == code
+    assert jsonrpc_code(caught.value) == code
     assert isinstance(caught.value.message, str) and caught.value.message
 
 

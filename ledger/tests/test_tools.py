@@ -4,8 +4,9 @@ import datetime
 
 import pytest
 
-from mcpsite.core.errors import INVALID_PARAMS, ToolError
+from mcpsite.core.errors import ApplicationError
 from mcpsite.mcp import registry
+from mcpsite.mcp.wire import INVALID_PARAMS, jsonrpc_code
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +29,8 @@ def entry(date="2024-01-15", description="商品仕入", lines=None):
     }
 
 
-def error_of(call_tool, name, args) -> ToolError:
-    with pytest.raises(ToolError) as info:
+def error_of(call_tool, name, args) -> ApplicationError:
+    with pytest.raises(ApplicationError) as info:
         call_tool(name, args)
     return info.value
 
@@ -84,7 +85,7 @@ def test_cents_survive_as_exact_decimals(call_tool, chart):
 def test_unbalanced_entry_is_409_and_says_by_how_much(call_tool, chart):
     lines = [{"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 9000}]
     error = error_of(call_tool, "create_journal_entry", entry(lines=lines))
-    assert error.code == 409
+    assert jsonrpc_code(error) == 409
     assert "debits 10,000 ≠ credits 9,000" in error.message
     assert "exceed by 1,000" in error.message
     assert error.data == {"debitTotal": 10000, "creditTotal": 9000, "difference": 1000}
@@ -93,7 +94,7 @@ def test_unbalanced_entry_is_409_and_says_by_how_much(call_tool, chart):
 def test_unknown_accounts_are_404_naming_every_code(call_tool, chart):
     lines = [{"accountCode": "999", "debitAmount": 100}, {"accountCode": "998", "creditAmount": 100}]
     error = error_of(call_tool, "create_journal_entry", entry(lines=lines))
-    assert error.code == 404
+    assert jsonrpc_code(error) == 404
     assert "998, 999" in error.message
     assert error.data["unknownAccountCodes"] == ["998", "999"]
 
@@ -147,7 +148,7 @@ def test_unknown_accounts_are_404_naming_every_code(call_tool, chart):
 )
 def test_bad_lines_get_specific_invalid_params(call_tool, chart, lines, message):
     error = error_of(call_tool, "create_journal_entry", entry(lines=lines))
-    assert error.code == INVALID_PARAMS
+    assert jsonrpc_code(error) == INVALID_PARAMS
     assert message in error.message
 
 
@@ -164,7 +165,7 @@ def test_bad_lines_get_specific_invalid_params(call_tool, chart, lines, message)
 )
 def test_bad_dates_and_descriptions_are_invalid_params(call_tool, chart, args, message):
     error = error_of(call_tool, "create_journal_entry", args)
-    assert error.code == INVALID_PARAMS
+    assert jsonrpc_code(error) == INVALID_PARAMS
     assert message in error.message
 
 
@@ -173,7 +174,7 @@ def test_inactive_account_is_refused_by_name(call_tool, chart):
 
     Account.objects.filter(code="100").update(is_active=False)
     error = error_of(call_tool, "create_journal_entry", entry())
-    assert error.code == INVALID_PARAMS
+    assert jsonrpc_code(error) == INVALID_PARAMS
     assert "Inactive account(s) cannot be posted to: 100 現金" in error.message
 
 
@@ -181,7 +182,7 @@ def test_no_partial_write_on_error(call_tool, chart):
     from ledger.models import JournalEntry, JournalLine
 
     lines = [{"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 1}]
-    with pytest.raises(ToolError):
+    with pytest.raises(ApplicationError):
         call_tool("create_journal_entry", entry(lines=lines))
     assert JournalEntry.objects.count() == JournalLine.objects.count() == 0
 
@@ -211,9 +212,9 @@ def test_get_account_balance_defaults_to_today(call_tool, post):
 
 
 def test_get_account_balance_errors(call_tool, chart):
-    assert error_of(call_tool, "get_account_balance", {"accountCode": "999"}).code == 404
+    assert jsonrpc_code(error_of(call_tool, "get_account_balance", {"accountCode": "999"})) == 404
     error = error_of(call_tool, "get_account_balance", {"accountCode": "100", "asOfDate": "31/03/2024"})
-    assert (error.code, error.message) == (
+    assert (jsonrpc_code(error), error.message) == (
         INVALID_PARAMS,
         'asOfDate must be a date in YYYY-MM-DD format (got "31/03/2024")',
     )
@@ -231,7 +232,7 @@ def test_list_accounts_filters_by_type_and_partial_category(call_tool, chart):
     assert {a["type"] for a in every} == {"asset", "liability", "equity", "revenue", "expense"}
     assert call_tool("list_accounts", {"category": "販売費"})["accounts"][0]["name"] == "給料"
     assert call_tool("list_accounts", {"category": "存在しない"}) == {"accounts": []}
-    assert error_of(call_tool, "list_accounts", {"type": "income"}).code == INVALID_PARAMS
+    assert jsonrpc_code(error_of(call_tool, "list_accounts", {"type": "income"})) == INVALID_PARAMS
 
 
 def test_balance_sheet_matches_the_seed_example(call_tool, post):
@@ -281,8 +282,11 @@ def test_income_statement_loss_and_bad_period(call_tool, post):
     result = call_tool("generate_income_statement", {"startDate": "2024-05-01", "endDate": "2024-05-01"})
     assert (result["incomeStatement"]["netIncome"], result["summary"]) == (-80000, "当期純損失: 80,000円")
     error = error_of(call_tool, "generate_income_statement", {"startDate": "2024-06-01", "endDate": "2024-05-01"})
-    assert (error.code, error.message) == (INVALID_PARAMS, "startDate (2024-06-01) is after endDate (2024-05-01)")
-    assert error_of(call_tool, "generate_income_statement", {"startDate": "2024-06-01"}).code == INVALID_PARAMS
+    assert (jsonrpc_code(error), error.message) == (
+        INVALID_PARAMS,
+        "startDate (2024-06-01) is after endDate (2024-05-01)",
+    )
+    assert jsonrpc_code(error_of(call_tool, "generate_income_statement", {"startDate": "2024-06-01"})) == INVALID_PARAMS
 
 
 def test_rpc_transport_renders_seed_errors(http_post, chart):

@@ -1,39 +1,47 @@
 """The one application-error hierarchy. Services raise these; transports render them.
 
-A `ToolError` carries a JSON-RPC error code (seed codes such as 409/403/404 or the JSON-RPC
--326xx codes), a short message and optional `data`. `as_jsonrpc()` is the error object every
-transport sends; tools whose seed has its own in-band error shape (geo, reminders) register a
-renderer in the registry instead.
+An `ApplicationError` has a kind (what went wrong, in the domain's words), a short message and optional `data`.
+It knows no wire format: the transport layer maps each kind to its JSON-RPC code and HTTP status in one table
+(`mcpsite/mcp/wire.py`). Tools whose seed has its own in-band error shape (geo, reminders) register a renderer in
+the registry instead.
 """
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+
+class ErrorKind(enum.Enum):
+    PARSE_ERROR = "parse_error"
+    INVALID_REQUEST = "invalid_request"
+    METHOD_NOT_FOUND = "method_not_found"
+    INVALID_PARAMS = "invalid_params"
+    INTERNAL = "internal"
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    # The API key lacks the tool's scope (a refusal of the whole request, unlike a wrong password).
+    SCOPE_DENIED = "scope_denied"
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+    RATE_LIMITED = "rate_limited"
+    UNAVAILABLE = "unavailable"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    REQUEST_TIMEOUT = "request_timeout"
+    # Another service's failures (geo's GaluchatAPI): it refused for its rate, failed, or answered nonsense.
+    UPSTREAM_RATE_LIMITED = "upstream_rate_limited"
+    UPSTREAM_FAILED = "upstream_failed"
+    UPSTREAM_UNUSABLE = "upstream_unusable"
 
 
-class ToolError(Exception):
-    code: int = INTERNAL_ERROR
+class ApplicationError(Exception):
+    kind: ErrorKind = ErrorKind.INTERNAL
     message: str = "Internal error"
-    # The HTTP status when this error answers a whole HTTP request by itself. Domain errors travel
-    # inside a 200 JSON-RPC response; transport errors (auth, scope, rate, size) set their own.
-    http_status: int = 200
 
     def __init__(self, message: str | None = None, data: Any = None):
         self.message = message or type(self).message
         self.data = data
         super().__init__(self.message)
-
-    def as_jsonrpc(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
 
     @property
     def detail(self) -> str:
@@ -45,89 +53,72 @@ class ToolError(Exception):
         return self.message
 
 
-class ParseError(ToolError):
-    code = PARSE_ERROR
+class ParseError(ApplicationError):
+    kind = ErrorKind.PARSE_ERROR
     message = "Parse error"
-    http_status = 400
 
 
-class InvalidRequest(ToolError):
-    code = INVALID_REQUEST
+class InvalidRequest(ApplicationError):
+    kind = ErrorKind.INVALID_REQUEST
     message = "Invalid Request"
-    http_status = 400
 
 
-class MethodNotFound(ToolError):
-    code = METHOD_NOT_FOUND
+class MethodNotFound(ApplicationError):
+    kind = ErrorKind.METHOD_NOT_FOUND
     message = "Method not found"
-    http_status = 404
 
 
-class InvalidParams(ToolError):
-    code = INVALID_PARAMS
+class InvalidParams(ApplicationError):
+    kind = ErrorKind.INVALID_PARAMS
     message = "Invalid params"
 
 
-class InternalError(ToolError):
-    code = INTERNAL_ERROR
+class InternalError(ApplicationError):
+    kind = ErrorKind.INTERNAL
     message = "Internal error"
 
 
-class Unauthorized(ToolError):
-    code = 401
+class Unauthorized(ApplicationError):
+    kind = ErrorKind.UNAUTHORIZED
     message = "Invalid API key"
-    http_status = 401
 
 
-class Forbidden(ToolError):
-    code = 403
+class Forbidden(ApplicationError):
+    kind = ErrorKind.FORBIDDEN
     message = "Forbidden"
 
 
 class ScopeDenied(Forbidden):
     """The API key lacks the tool's scope (a transport-level refusal, unlike a wrong password)."""
 
-    http_status = 403
+    kind = ErrorKind.SCOPE_DENIED
 
 
-class NotFound(ToolError):
-    code = 404
+class NotFound(ApplicationError):
+    kind = ErrorKind.NOT_FOUND
     message = "Not Found"
 
 
-class Conflict(ToolError):
-    code = 409
+class Conflict(ApplicationError):
+    kind = ErrorKind.CONFLICT
     message = "Conflict"
 
 
-class RateLimited(ToolError):
-    code = 429
+class RateLimited(ApplicationError):
+    kind = ErrorKind.RATE_LIMITED
     message = "Rate limit exceeded"
-    http_status = 429
 
 
-class ServiceUnavailable(ToolError):
-    code = INTERNAL_ERROR
+class ServiceUnavailable(ApplicationError):
+    kind = ErrorKind.UNAVAILABLE
     message = "Service unavailable"
-    http_status = 503
 
 
-class PayloadTooLarge(ToolError):
-    code = INVALID_REQUEST
+class PayloadTooLarge(ApplicationError):
+    kind = ErrorKind.PAYLOAD_TOO_LARGE
     message = "Request body too large"
-    http_status = 413
 
 
-class RequestTimeout(ToolError):
-    code = INVALID_REQUEST
+class RequestTimeout(ApplicationError):
+    kind = ErrorKind.REQUEST_TIMEOUT
     message = "Request body timed out"
-    http_status = 408
-
-
-def rest_status(error: ToolError) -> int:
-    """The HTTP status for the plain REST endpoints, where the status carries the outcome."""
-    if error.http_status != 200:
-        return error.http_status
-    if 400 <= error.code < 600:
-        return error.code
-    return {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, METHOD_NOT_FOUND: 404}.get(error.code, 500)

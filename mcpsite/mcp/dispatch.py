@@ -27,13 +27,14 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from mcpsite.cache import commit_without_flush_wait
-from mcpsite.core.errors import InternalError, InvalidParams, MethodNotFound, RateLimited, ScopeDenied, ToolError
+from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, MethodNotFound, RateLimited, ScopeDenied
 from mcpsite.core.jsonutil import to_jsonable
 from mcpsite.core.limits import enforce_api_key_rate
 from mcpsite.models import ToolCall
 
 from . import registry
 from .registry import CallContext, ToolSpec
+from .wire import INTERNAL_ERROR, jsonrpc_code
 
 logger = logging.getLogger("mcpsite.mcp")
 
@@ -184,7 +185,7 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
 
 
 def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
-    """Run one tool call. Raises ToolError for errors the transport renders as JSON-RPC errors."""
+    """Run one tool call. Raises ApplicationError for errors the transport renders as JSON-RPC errors."""
     started = time.perf_counter()
     outcome, error_code, spec_name = ToolCall.Outcome.OK, "", str(name)[:100]
     try:
@@ -193,23 +194,23 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         try:
             arguments = validate_arguments(spec, arguments)
             data = spec.func(arguments, ctx)
-        except ToolError as exc:
+        except ApplicationError as exc:
             if spec.render_error is None:
                 raise
-            outcome, error_code = ToolCall.Outcome.ERROR, str(exc.code)
+            outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
             return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True)
         return ToolResult(to_jsonable(data))
     except RateLimited as exc:
-        outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(exc.code)
+        outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
         raise
     except ScopeDenied as exc:
-        outcome, error_code = ToolCall.Outcome.DENIED, str(exc.code)
+        outcome, error_code = ToolCall.Outcome.DENIED, str(jsonrpc_code(exc))
         raise
-    except ToolError as exc:
-        outcome, error_code = ToolCall.Outcome.ERROR, str(exc.code)
+    except ApplicationError as exc:
+        outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
         raise
     except Exception:
-        outcome, error_code = ToolCall.Outcome.INTERNAL, str(InternalError.code)
+        outcome, error_code = ToolCall.Outcome.INTERNAL, str(INTERNAL_ERROR)
         logger.exception("Tool %s failed (request %s)", spec_name, ctx.request_id)
         raise InternalError(data={"request_id": ctx.request_id}) from None
     finally:

@@ -20,7 +20,7 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from mcpsite.core.errors import RateLimited, ServiceUnavailable, ToolError, Unauthorized
+from mcpsite.core.errors import ApplicationError, RateLimited, ServiceUnavailable, Unauthorized
 from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
 
@@ -28,6 +28,7 @@ from . import dispatch
 from .auth import api_key_from_scope
 from .registry import GROUPS, CallContext
 from .server import build_server
+from .wire import as_jsonrpc, http_status
 
 SCOPE_KEY = "mcpsite.api_key"
 SCOPE_GROUPS = "mcpsite.groups"
@@ -142,7 +143,7 @@ class McpHttpApp:
         groups = mcp_groups_for_path(scope["path"])
         try:
             api_key = await api_key_from_scope(scope)
-        except ToolError as exc:
+        except ApplicationError as exc:
             await self._refuse(send, exc)
             return
         if api_key is not None:
@@ -190,9 +191,9 @@ class McpHttpApp:
         return sum(1 for owner in owners if owner == requestor) >= settings.MCP_MAX_SESSIONS_PER_KEY
 
     @staticmethod
-    async def _refuse(send, error: ToolError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    async def _refuse(send, error: ApplicationError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
         extra = list(extra or [])
         if isinstance(error, Unauthorized):
             extra.append((b"www-authenticate", b'Bearer realm="mcpsite"'))
-        body = {"jsonrpc": "2.0", "id": None, "error": error.as_jsonrpc()}
-        await _send_json(send, error.http_status, body, extra)
+        body = {"jsonrpc": "2.0", "id": None, "error": as_jsonrpc(error)}
+        await _send_json(send, http_status(error), body, extra)

@@ -14,10 +14,11 @@ from typing import Any
 from django.conf import settings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from mcpsite.core.errors import InvalidRequest, MethodNotFound, ParseError, ToolError
+from mcpsite.core.errors import ApplicationError, InvalidRequest, MethodNotFound, ParseError
 
 from . import dispatch
 from .registry import CallContext
+from .wire import as_jsonrpc
 
 NO_ID = object()
 
@@ -37,8 +38,8 @@ def parse(body: bytes | str) -> Any:
         raise ParseError(data="Invalid JSON: nested too deeply") from None
 
 
-def error_response(request_id: Any, error: ToolError) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": None if request_id is NO_ID else request_id, "error": error.as_jsonrpc()}
+def error_response(request_id: Any, error: ApplicationError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None if request_id is NO_ID else request_id, "error": as_jsonrpc(error)}
 
 
 def _server_info(params: Any) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
         return error_response(request_id, InvalidRequest(data='"method" must be a non-empty string'))
     try:
         result = _call(message, ctx, groups, allow_tool_methods)
-    except ToolError as exc:
+    except ApplicationError as exc:
         return None if request_id is NO_ID else error_response(request_id, exc)
     if request_id is NO_ID:
         return None

@@ -2,7 +2,7 @@
 
 An app's `tools.py` decorates plain synchronous functions with `@tool(...)`; the app's
 `AppConfig.ready()` imports that module. A tool function takes the validated arguments and the
-call context and returns a JSON-able dict (the seed's result); it raises `ToolError`s for failures.
+call context and returns a JSON-able dict (the seed's result); it raises `ApplicationError`s for failures.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .schema import ArgumentValidator, StrictIntegerValidator
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-    from mcpsite.core.errors import ToolError
+    from mcpsite.core.errors import ApplicationError
     from mcpsite.models import ApiKey
 
 GROUPS = ("cinema", "ledger", "geo", "merchant", "reminders")
@@ -47,8 +47,8 @@ class ToolSpec:
     input_schema: dict[str, Any]
     func: Callable[[dict[str, Any], CallContext], dict[str, Any]]
     output_schema: dict[str, Any] | None = None
-    # For seeds with an in-band error shape (geo, reminders): ToolError -> the seed's result dict.
-    render_error: Callable[[ToolError], dict[str, Any]] | None = None
+    # For seeds with an in-band error shape (geo, reminders): ApplicationError -> the seed's result dict.
+    render_error: Callable[[ApplicationError], dict[str, Any]] | None = None
     title: str | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
     # Waits on another service (GaluchatAPI): runs in its own thread pool (dispatch.acall_tool).
@@ -96,7 +96,7 @@ def tool(
     description: str,
     input_schema: dict[str, Any],
     output_schema: dict[str, Any] | None = None,
-    render_error: Callable[[ToolError], dict[str, Any]] | None = None,
+    render_error: Callable[[ApplicationError], dict[str, Any]] | None = None,
     title: str | None = None,
     annotations: dict[str, Any] | None = None,
     upstream: bool = False,

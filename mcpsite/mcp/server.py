@@ -16,11 +16,12 @@ from django.conf import settings
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from mcpsite.core.errors import INVALID_PARAMS, MethodNotFound, RateLimited, ToolError, Unauthorized
+from mcpsite.core.errors import ApplicationError, MethodNotFound, RateLimited, Unauthorized
 from mcpsite.core.jsonutil import dumps, to_jsonable
 
 from . import dispatch
 from .registry import CallContext, ToolSpec
+from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
 
 ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
 
@@ -51,9 +52,9 @@ def _result(payload: Any, *, is_error: bool) -> types.CallToolResult:
     )
 
 
-def tool_error_result(error: ToolError) -> types.CallToolResult:
+def tool_error_result(error: ApplicationError) -> types.CallToolResult:
     """A tool failure as MCP wants it: isError, the error as text, the same object structured."""
-    return _result(to_jsonable(error.as_jsonrpc()), is_error=True)
+    return _result(to_jsonable(as_jsonrpc(error)), is_error=True)
 
 
 def build_server(context_for: ContextFactory) -> Server:
@@ -61,8 +62,8 @@ def build_server(context_for: ContextFactory) -> Server:
         call_ctx, groups = context_for(ctx)
         try:
             specs = await dispatch.alist_tools(call_ctx, groups)
-        except ToolError as exc:
-            raise MCPError(code=exc.code, message=exc.message, data=exc.data) from None
+        except ApplicationError as exc:
+            raise MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data) from None
         return types.ListToolsResult(tools=[_tool(spec) for spec in specs])
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -73,8 +74,8 @@ def build_server(context_for: ContextFactory) -> Server:
             # MCP: an unknown tool is a protocol error (-32602), not a tool result.
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
         except (RateLimited, Unauthorized) as exc:
-            raise MCPError(code=exc.code, message=exc.message) from None
-        except ToolError as exc:
+            raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
+        except ApplicationError as exc:
             return tool_error_result(exc)
         return _result(result.data, is_error=result.is_error)
 

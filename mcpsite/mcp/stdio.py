@@ -15,11 +15,10 @@ from mcp_types.jsonrpc import ErrorData, JSONRPCError, JSONRPCNotification, JSON
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
-from mcpsite.core.errors import INVALID_REQUEST, PARSE_ERROR
-
 from . import dispatch
 from .registry import CallContext
 from .server import build_server
+from .wire import INVALID_REQUEST, PARSE_ERROR
 
 AUTO_INIT_ID = "mcpsite-auto-initialize"
 

@@ -10,11 +10,12 @@ from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
 from mcpsite.core import limits
-from mcpsite.core.errors import InvalidParams, MethodNotFound, PayloadTooLarge, ToolError, Unauthorized, rest_status
+from mcpsite.core.errors import ApplicationError, InvalidParams, MethodNotFound, PayloadTooLarge, Unauthorized
 from mcpsite.core.jsonutil import dumps
 
 from . import dispatch, jsonrpc
 from .registry import GROUPS, CallContext
+from .wire import as_jsonrpc, http_status, rest_status
 
 
 def healthz(request):
@@ -53,13 +54,13 @@ class _ToolEndpoint(APIView):
         return request.body
 
     def handle_exception(self, exc):
-        if isinstance(exc, ToolError):
+        if isinstance(exc, ApplicationError):
             return self.error_response(exc)
         if isinstance(exc, APIException) and exc.status_code == 401:
             return self.error_response(Unauthorized())
         return super().handle_exception(exc)
 
-    def error_response(self, error: ToolError) -> HttpResponse:
+    def error_response(self, error: ApplicationError) -> HttpResponse:
         raise NotImplementedError
 
     def finalize_response(self, request, response, *args, **kwargs):
@@ -93,8 +94,8 @@ class JsonRpcView(_ToolEndpoint):
             return {401: 401, 429: 429}.get(answer["error"]["code"], 200)
         return 200
 
-    def error_response(self, error: ToolError) -> HttpResponse:
-        return _json(jsonrpc.error_response(None, error), status=error.http_status)
+    def error_response(self, error: ApplicationError) -> HttpResponse:
+        return _json(jsonrpc.error_response(None, error), status=http_status(error))
 
 
 class _RestView(_ToolEndpoint):
@@ -116,8 +117,8 @@ class _RestView(_ToolEndpoint):
             raise MethodNotFound(f"Unknown tool group: {group}", data=f"Tool groups: {', '.join(GROUPS)}")
         return [group]
 
-    def error_response(self, error: ToolError) -> HttpResponse:
-        return _json({"error": error.as_jsonrpc()}, status=rest_status(error))
+    def error_response(self, error: ApplicationError) -> HttpResponse:
+        return _json({"error": as_jsonrpc(error)}, status=rest_status(error))
 
 
 class RestToolsListView(_RestView):

@@ -10,12 +10,13 @@ from __future__ import annotations
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from mcpsite.core.errors import InvalidRequest, ToolError, Unauthorized
+from mcpsite.core.errors import ApplicationError, InvalidRequest, Unauthorized
 from mcpsite.core.jsonutil import dumps
 
 from . import dispatch, jsonrpc
 from .auth import api_key_from_scope
 from .registry import GROUPS
+from .wire import as_jsonrpc
 
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_UNKNOWN_GROUP = 4404
@@ -23,7 +24,7 @@ CLOSE_UNKNOWN_GROUP = 4404
 
 class McpWebSocketConsumer(AsyncWebsocketConsumer):
     api_key = None
-    auth_error: ToolError | None = None
+    auth_error: ApplicationError | None = None
     tool_groups: list[str] | None = None
 
     async def connect(self) -> None:
@@ -48,7 +49,7 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
             return
         try:
             payload = jsonrpc.parse(text_data)
-        except ToolError as exc:
+        except ApplicationError as exc:
             await self._send(jsonrpc.error_response(None, exc))
             return
         if self.auth_error is not None:
@@ -64,7 +65,7 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
     async def _refuse(self, payload) -> None:
         first = payload[0] if isinstance(payload, list) and payload else payload
         request_id = first.get("id") if isinstance(first, dict) else None
-        await self._send({"jsonrpc": "2.0", "id": request_id, "error": self.auth_error.as_jsonrpc()})
+        await self._send({"jsonrpc": "2.0", "id": request_id, "error": as_jsonrpc(self.auth_error)})
         await self.close(code=CLOSE_UNAUTHORIZED)
 
     async def _send(self, message) -> None:

@@ -130,3 +130,11 @@ def test_every_tools_annotations_say_truthfully_what_it_does():
 
     product = {spec.name: spec.annotations for spec in registry.tools() if not spec.name.startswith("test_")}
     assert product == TRUE_ANNOTATIONS
+
+
+def test_every_error_kind_has_one_place_on_the_wire():
+    """The transport's one table covers every kind the core defines, so no error can reach a client unmapped."""
+    from mcpsite.core.errors import ErrorKind
+    from mcpsite.mcp.wire import WIRE
+
+    assert set(WIRE) == set(ErrorKind)

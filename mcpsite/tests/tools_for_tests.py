@@ -1,6 +1,6 @@
 """Throwaway tools that exercise the transports (test-only; never registered by the product)."""
 
-from mcpsite.core.errors import Conflict, RateLimited, ToolError
+from mcpsite.core.errors import ApplicationError, Conflict, RateLimited
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 
 ECHO_SCHEMA = {
@@ -31,7 +31,7 @@ def _throttled(args, ctx):
 
 
 def _inband(args, ctx):
-    raise ToolError("bad thing")
+    raise ApplicationError("bad thing")
 
 
 SPECS = [
