@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.cache import cache
 
+from mcpsite.core.scopes import tool_groups
 from mcpsite.mcp import dispatch
-from mcpsite.mcp.registry import GROUPS
 
 
 def pytest_sessionstart(session):
@@ -57,8 +57,10 @@ def make_api_key(user):
     """make_api_key(scopes=[...], rate="100/m", owner=user) -> (ApiKey, raw_key)."""
     from mcpsite.services import api_key_create
 
-    def make(scopes=GROUPS, rate=None, owner=None, name="test key"):
-        return api_key_create(name=name, owner=owner or user, scopes=list(scopes), rate=rate)
+    def make(scopes=None, rate=None, owner=None, name="test key"):
+        return api_key_create(
+            name=name, owner=owner or user, scopes=list(tool_groups() if scopes is None else scopes), rate=rate
+        )
 
     return make
 

@@ -5,6 +5,10 @@ from django.utils.translation import gettext_lazy as _
 class CinemaConfig(AppConfig):
     name = "cinema"
     verbose_name = _("Cinema")
+    # The MCP tool group (and API-key scope) of the tools this app registers in ready().
+    mcp_tool_group = "cinema"
+    # What a staff member needs in the admin to give an API key this scope (docs/security.md).
+    mcp_scope_permissions = ("cinema.view_schedule", "cinema.add_reservation", "cinema.change_reservation")
 
     def ready(self) -> None:
         from . import checks, tools  # noqa: F401  (registers the system check and the MCP tools)

@@ -5,6 +5,10 @@ from django.utils.translation import gettext_lazy as _
 class LedgerConfig(AppConfig):
     name = "ledger"
     verbose_name = _("Accounting books")
+    # The MCP tool group (and API-key scope) of the tools this app registers in ready().
+    mcp_tool_group = "ledger"
+    # What a staff member needs in the admin to give an API key this scope (docs/security.md).
+    mcp_scope_permissions = ("ledger.view_account", "ledger.add_journalentry")
 
     def ready(self) -> None:
         from . import tools  # noqa: F401  (registers the MCP tools)

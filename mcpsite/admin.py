@@ -9,13 +9,13 @@ from django.utils.translation import gettext_lazy as _
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
 from .client_config import http_client_config
-from .mcp.registry import GROUPS
+from .core.scopes import tool_groups
 from .models import ApiKey, ToolCall
 
 
 class ApiKeyForm(forms.ModelForm):
     scopes = forms.MultipleChoiceField(
-        choices=[(g, g) for g in GROUPS],
+        choices=lambda: [(g, g) for g in tool_groups()],
         widget=forms.CheckboxSelectMultiple,
         label=_("scopes"),
         help_text=_("Tool groups this key may use."),

@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
 
+from .core.scopes import scope_permissions
+
 # Fields whose values are secrets (hashes, digests, tokens, URLs with credentials). Staff never see them, and a
 # changelist filter on them would give them away anyway: `?password_hash__gte=…` answers "is the hash after …",
 # so a view-only user could binary-search any value one request at a time.
@@ -22,24 +24,18 @@ SECRET_FIELDS: dict[str, frozenset[str]] = {
 # Refused wherever they appear in a lookup path, so a relation (`owner__password__gte`) cannot reach them either.
 SECRET_FIELD_NAMES = frozenset().union(*SECRET_FIELDS.values())
 
-# The permissions a staff member needs to give an API key each scope: what that group's tools do, said in the
-# admin's terms. A key acts as its owner, so a scope the creator could not use in the admin would widen their rights.
-SCOPE_PERMISSIONS: dict[str, tuple[str, ...]] = {
-    "cinema": ("cinema.view_schedule", "cinema.add_reservation", "cinema.change_reservation"),
-    "ledger": ("ledger.view_account", "ledger.add_journalentry"),
-    "geo": ("geo.add_pointlookup",),
-    "merchant": ("merchant.view_product",),
-    "reminders": ("reminders.add_event", "reminders.add_message", "reminders.add_reminder"),
-}
-
 
 def lookup_touches_secret(lookup: str) -> bool:
     return not SECRET_FIELD_NAMES.isdisjoint(lookup.split(LOOKUP_SEP))
 
 
 def grantable_scopes(user) -> set[str]:
-    """The scopes `user` may give an API key (all of them for a superuser)."""
-    return {scope for scope, perms in SCOPE_PERMISSIONS.items() if user.has_perms(perms)}
+    """The scopes `user` may give an API key (all of them for a superuser).
+
+    Each app declares the permissions its scope needs (AppConfig.mcp_scope_permissions): what that group's tools do,
+    said in the admin's terms. A key acts as its owner, so a scope the creator could not use in the admin would widen
+    their rights."""
+    return {scope for scope, perms in scope_permissions().items() if user.has_perms(perms)}
 
 
 class StaffModelAdmin(admin.ModelAdmin):

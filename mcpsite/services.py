@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from .mcp.registry import GROUPS
+from .core.scopes import tool_groups
 from .models import ApiKey, ToolCall
 
 
@@ -18,12 +18,13 @@ class ScopeError(ValueError):
 
 def scopes_parse(*, text: str) -> list[str]:
     """`cinema,ledger` or `all` -> a validated list of tool groups."""
+    groups = tool_groups()
     if text.strip() in {"all", "*"}:
-        return list(GROUPS)
+        return list(groups)
     scopes = [s.strip() for s in text.split(",") if s.strip()]
-    unknown = sorted(set(scopes) - set(GROUPS))
+    unknown = sorted(set(scopes) - set(groups))
     if unknown:
-        raise ScopeError(f"Unknown scope(s): {', '.join(unknown)}. Choose from: {', '.join(GROUPS)}")
+        raise ScopeError(f"Unknown scope(s): {', '.join(unknown)}. Choose from: {', '.join(groups)}")
     if not scopes:
         raise ScopeError("At least one scope is required")
     return scopes

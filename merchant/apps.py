@@ -5,6 +5,10 @@ from django.utils.translation import gettext_lazy as _
 class MerchantConfig(AppConfig):
     name = "merchant"
     verbose_name = _("Shop")
+    # The MCP tool group (and API-key scope) of the tools this app registers in ready().
+    mcp_tool_group = "merchant"
+    # What a staff member needs in the admin to give an API key this scope (docs/security.md).
+    mcp_scope_permissions = ("merchant.view_product",)
 
     def ready(self) -> None:
         from django.db.backends.signals import connection_created

@@ -5,6 +5,10 @@ from django.utils.translation import gettext_lazy as _
 class RemindersConfig(AppConfig):
     name = "reminders"
     verbose_name = _("Reminders (InnerVoice)")
+    # The MCP tool group (and API-key scope) of the tools this app registers in ready().
+    mcp_tool_group = "reminders"
+    # What a staff member needs in the admin to give an API key this scope (docs/security.md).
+    mcp_scope_permissions = ("reminders.add_event", "reminders.add_message", "reminders.add_reminder")
 
     def ready(self) -> None:
         from . import checks, tools  # noqa: F401  (registers the system checks and the MCP tools)

@@ -60,7 +60,7 @@ def call_context(*, transport: str, api_key=None) -> CallContext:
 
 def visible_groups(ctx: CallContext, groups: Iterable[str] | None) -> list[str]:
     """The groups an endpoint serves (None: all), narrowed to the key's scopes."""
-    wanted = list(registry.GROUPS if groups is None else groups)
+    wanted = list(registry.tool_groups() if groups is None else groups)
     if ctx.api_key is None:
         return wanted
     return [g for g in wanted if ctx.api_key.allows(g)]

@@ -26,7 +26,7 @@ from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
 
 from . import dispatch
 from .auth import api_key_from_scope
-from .registry import GROUPS, CallContext
+from .registry import CallContext, tool_groups
 from .server import build_server
 from .wire import as_jsonrpc, http_status
 
@@ -42,7 +42,7 @@ def mcp_groups_for_path(path: str) -> list[str] | None | bool:
     if path == "/mcp":
         return None
     prefix, _, group = path.rpartition("/")
-    if prefix == "/mcp" and group in GROUPS:
+    if prefix == "/mcp" and group in tool_groups():
         return [group]
     return False
 

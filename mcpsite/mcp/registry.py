@@ -1,7 +1,8 @@
 """The tool registry: each app declares its tools once; every transport is built from here.
 
-An app's `tools.py` decorates plain synchronous functions with `@tool(...)`; the app's
-`AppConfig.ready()` imports that module. A tool function takes the validated arguments and the
+An app declares its tool group in its AppConfig (`mcp_tool_group = "cinema"`); its `tools.py` decorates plain
+synchronous functions with `@tool(...)`, and the app's `AppConfig.ready()` imports that module. So adding an app
+touches no platform file. A tool function takes the validated arguments and the
 call context and returns a JSON-able dict (the seed's result); it raises `ApplicationError`s for failures.
 """
 
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
+from mcpsite.core.scopes import tool_groups
+
 from .schema import ArgumentValidator, StrictIntegerValidator
 
 if TYPE_CHECKING:
@@ -22,7 +25,6 @@ if TYPE_CHECKING:
     from mcpsite.core.errors import ApplicationError
     from mcpsite.models import ApiKey
 
-GROUPS = ("cinema", "ledger", "geo", "merchant", "reminders")
 
 # MCP annotations of a tool that only reads this site's own database. MCP's defaults are the cautious
 # ones (not read-only, destructive, open world), so every tool states all four hints it can.
@@ -79,8 +81,9 @@ _tools: dict[str, ToolSpec] = {}
 
 
 def register(spec: ToolSpec) -> ToolSpec:
-    if spec.group not in GROUPS:
-        raise ValueError(f"Unknown tool group {spec.group!r}; expected one of {GROUPS}")
+    known = tool_groups()
+    if spec.group not in known:
+        raise ValueError(f"Unknown tool group {spec.group!r}; expected one of {known}")
     existing = _tools.get(spec.name)
     if existing is not None and existing.func is not spec.func:
         raise ValueError(f"Tool {spec.name!r} is registered twice")
@@ -129,8 +132,9 @@ def get(name: str) -> ToolSpec | None:
 
 def tools(groups: Iterable[str] | None = None) -> list[ToolSpec]:
     """Registered tools in a stable order (by group, then registration order)."""
-    wanted = set(GROUPS if groups is None else groups)
-    return sorted((t for t in _tools.values() if t.group in wanted), key=lambda t: GROUPS.index(t.group))
+    order = {group: index for index, group in enumerate(tool_groups())}
+    wanted = set(order if groups is None else groups)
+    return sorted((t for t in _tools.values() if t.group in wanted), key=lambda t: order[t.group])
 
 
 def unregister(name: str) -> None:

@@ -14,7 +14,7 @@ from mcpsite.core.errors import ApplicationError, InvalidParams, MethodNotFound,
 from mcpsite.core.jsonutil import dumps
 
 from . import dispatch, jsonrpc
-from .registry import GROUPS, CallContext
+from .registry import CallContext, tool_groups
 from .wire import as_jsonrpc, http_status, rest_status
 
 
@@ -113,8 +113,9 @@ class _RestView(_ToolEndpoint):
         """`/mcp/<group>/tools/*` narrows to one group, as `/mcp/<group>` does for MCP."""
         if group is None:
             return None
-        if group not in GROUPS:
-            raise MethodNotFound(f"Unknown tool group: {group}", data=f"Tool groups: {', '.join(GROUPS)}")
+        known = tool_groups()
+        if group not in known:
+            raise MethodNotFound(f"Unknown tool group: {group}", data=f"Tool groups: {', '.join(known)}")
         return [group]
 
     def error_response(self, error: ApplicationError) -> HttpResponse:

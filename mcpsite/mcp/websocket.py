@@ -15,7 +15,7 @@ from mcpsite.core.jsonutil import dumps
 
 from . import dispatch, jsonrpc
 from .auth import api_key_from_scope
-from .registry import GROUPS
+from .registry import tool_groups
 from .wire import as_jsonrpc
 
 CLOSE_UNAUTHORIZED = 4401
@@ -29,7 +29,7 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         group = self.scope["url_route"]["kwargs"].get("group")
-        if group is not None and group not in GROUPS:
+        if group is not None and group not in tool_groups():
             await self.close(code=CLOSE_UNKNOWN_GROUP)
             return
         self.tool_groups = [group] if group else None

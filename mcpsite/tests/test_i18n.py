@@ -21,13 +21,13 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from mcpsite.mcp.registry import GROUPS
+from mcpsite.core.scopes import tool_groups
 
 # Words that stay as they are in Japanese text: proper names, protocols, formats, codes and the tool groups
 # (API key scopes are named as in the API).
 PROPER_NAMES = frozenset(
     {
-        *GROUPS,
+        *tool_groups(),
         "API",
         "AP2",
         "CSV",

@@ -138,3 +138,18 @@ def test_every_error_kind_has_one_place_on_the_wire():
     from mcpsite.mcp.wire import WIRE
 
     assert set(WIRE) == set(ErrorKind)
+
+
+def test_tool_groups_are_declared_by_the_apps_themselves(settings):
+    """Each app's AppConfig names its group and the permissions to grant it: no platform file lists the apps."""
+    from django.apps import apps
+
+    from mcpsite.core.scopes import scope_permissions, tool_groups
+    from mcpsite.mcp import registry
+
+    assert tool_groups() == ("cinema", "ledger", "geo", "merchant", "reminders")
+    assert set(scope_permissions()) == set(tool_groups())
+    assert apps.get_app_config("geo").mcp_tool_group == "geo"
+    assert {spec.group for spec in registry.tools()} == set(tool_groups())
+    with pytest.raises(ValueError, match="Unknown tool group 'nowhere'"):
+        registry.register(registry.ToolSpec(name="t", group="nowhere", description="", input_schema={}, func=None))

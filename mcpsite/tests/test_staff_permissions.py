@@ -15,7 +15,8 @@ from ledger import seeding
 from ledger import services as ledger_services
 from ledger.models import Account, JournalEntry
 from ledger.services import LineInput
-from mcpsite.admin_security import SCOPE_PERMISSIONS, SECRET_FIELDS
+from mcpsite.admin_security import SECRET_FIELDS
+from mcpsite.core.scopes import scope_permissions
 from mcpsite.models import ApiKey
 from mcpsite.services import api_key_create
 
@@ -204,7 +205,7 @@ def add_key(client, **data):
 
 
 def test_staff_cannot_make_a_key_for_someone_else(client, staff, admin_user):
-    clerk = staff("mcpsite.add_apikey", "mcpsite.view_apikey", *SCOPE_PERMISSIONS["ledger"])
+    clerk = staff("mcpsite.add_apikey", "mcpsite.view_apikey", *scope_permissions()["ledger"])
     client.force_login(clerk)
     response = add_key(client, owner=admin_user.pk, scopes=["ledger"])
     assert response.status_code == 200 and "raw_key" in response.context
@@ -212,7 +213,7 @@ def test_staff_cannot_make_a_key_for_someone_else(client, staff, admin_user):
 
 
 def test_staff_cannot_give_a_scope_they_could_not_use(client, staff):
-    client.force_login(staff("mcpsite.add_apikey", "mcpsite.view_apikey", *SCOPE_PERMISSIONS["ledger"]))
+    client.force_login(staff("mcpsite.add_apikey", "mcpsite.view_apikey", *scope_permissions()["ledger"]))
     response = add_key(client, scopes=["ledger", "cinema"])
     errors = response.context["adminform"].form.errors
     assert "利用範囲 cinema は付与できません" in errors["scopes"][0]
@@ -221,7 +222,7 @@ def test_staff_cannot_give_a_scope_they_could_not_use(client, staff):
 
 def test_add_apikey_alone_gives_no_scope(client, staff, admin_user):
     client.force_login(staff("mcpsite.add_apikey"))
-    for scope in SCOPE_PERMISSIONS:
+    for scope in scope_permissions():
         response = add_key(client, owner=admin_user.pk, scopes=[scope])
         assert response.status_code == 200 and response.context["adminform"].form.errors["scopes"]
     assert not ApiKey.objects.exists()
@@ -229,7 +230,7 @@ def test_add_apikey_alone_gives_no_scope(client, staff, admin_user):
 
 def test_staff_cannot_widen_or_move_an_existing_key(client, staff, admin_user):
     key, _raw = api_key_create(name="admin's", owner=admin_user, scopes=["geo", "ledger"])
-    clerk = staff("mcpsite.change_apikey", "mcpsite.view_apikey", *SCOPE_PERMISSIONS["geo"])
+    clerk = staff("mcpsite.change_apikey", "mcpsite.view_apikey", *scope_permissions()["geo"])
     client.force_login(clerk)
     url = f"/admin/mcpsite/apikey/{key.pk}/change/"
     data = {"name": "admin's", "rate": "100/m", "is_active": "on", "owner": clerk.pk}
@@ -243,10 +244,10 @@ def test_staff_cannot_widen_or_move_an_existing_key(client, staff, admin_user):
 
 def test_superuser_may_choose_any_owner_and_scope(admin_client, django_user_model):
     other = django_user_model.objects.create_user(username="agent-user")
-    response = add_key(admin_client, owner=other.pk, scopes=list(SCOPE_PERMISSIONS))
+    response = add_key(admin_client, owner=other.pk, scopes=list(scope_permissions()))
     assert response.status_code == 200
     key = ApiKey.objects.get()
-    assert key.owner == other and sorted(key.scopes) == sorted(SCOPE_PERMISSIONS)
+    assert key.owner == other and sorted(key.scopes) == sorted(scope_permissions())
 
 
 # --- item 12: the admin login is throttled -----------------------------------------------------------------

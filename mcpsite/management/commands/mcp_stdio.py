@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from mcpsite.mcp.registry import GROUPS
+from mcpsite.core.scopes import tool_groups
 from mcpsite.mcp.stdio import serve_stdio
 
 
@@ -9,7 +9,7 @@ class Command(BaseCommand):
     help = "Serve MCP over stdin/stdout (for Claude Desktop and other local clients)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--group", choices=GROUPS, help="Serve only this tool group (default: all).")
+        parser.add_argument("--group", choices=tool_groups(), help="Serve only this tool group (default: all).")
         parser.add_argument("--user", help="Username that owns data created over stdio (reminders).")
 
     def handle(self, *args, group=None, user=None, **options):

@@ -12,12 +12,11 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand
 
 from mcpsite.client_config import http_client_config, stdio_client_config
-from mcpsite.mcp.registry import GROUPS
+from mcpsite.core.scopes import tool_groups
 from mcpsite.models import ApiKey
 from mcpsite.services import api_key_create
 
 DEMO_KEY_NAME = "demo key"
-APP_SEEDS = [f"seed_{group}" for group in GROUPS]
 
 
 class Command(BaseCommand):
@@ -36,14 +35,14 @@ class Command(BaseCommand):
         demo, _ = users.objects.get_or_create(username="demo", defaults={"email": "demo@example.com"})
 
         available = get_commands()
-        for command in APP_SEEDS:
+        for command in (f"seed_{group}" for group in tool_groups()):
             if command in available:
                 self.stdout.write(f"-- {command}")
                 call_command(command, stdout=self.stdout, stderr=self.stderr)
 
         # A key is shown once, so each run replaces the previous demo key with a new one.
         ApiKey.objects.filter(owner=demo, name=DEMO_KEY_NAME).delete()
-        _key, raw_key = api_key_create(name=DEMO_KEY_NAME, owner=demo, scopes=list(GROUPS))
+        _key, raw_key = api_key_create(name=DEMO_KEY_NAME, owner=demo, scopes=list(tool_groups()))
         self._print_connection(host, raw_key, admin_password)
 
     def _admin_password(self) -> str:
@@ -65,7 +64,7 @@ class Command(BaseCommand):
                     f"Admin:        http://{host}/admin/   user: admin   password: {admin_password}",
                     f"Demo API key: {raw_key}",
                     "              (shown once; only its digest is stored; `make demo` makes a new one each run)",
-                    f"MCP over HTTP:      http://{host}/mcp  (or /mcp/<group>: {', '.join(GROUPS)})",
+                    f"MCP over HTTP:      http://{host}/mcp  (or /mcp/<group>: {', '.join(tool_groups())})",
                     f"MCP over WebSocket: ws://{host}/ws     seed JSON-RPC: POST http://{host}/rpc",
                     "",
                     "Claude Desktop / Cursor (HTTP):",
