@@ -9,7 +9,7 @@ from django.contrib.auth.hashers import identify_hasher
 
 from cinema import services
 from cinema.models import Reservation, ReservationDayCounter, ReservedSeat, Seat
-from mcpsite.core.errors import Conflict, InvalidParams
+from mcpsite.core.errors import Conflict, Forbidden, InvalidParams
 from mcpsite.mcp.wire import as_jsonrpc
 from mcpsite.models import ToolCall
 
@@ -75,8 +75,8 @@ def test_passwords_never_reach_logs_audit_or_errors(seed_world, call_tool, caplo
     with pytest.raises(Conflict) as conflict:
         call_tool("reserve_seats", {"schedule_id": "s001", "seats": ["A1"], "reservation_password": PASSWORD})
     errors = [conflict.value]
-    for wrong in (PASSWORD + "x", "short"):
-        with pytest.raises(Exception) as info:
+    for wrong, refused in ((PASSWORD + "x", Forbidden), ("short", Forbidden)):
+        with pytest.raises(refused) as info:
             call_tool("get_reservation_details", {"reservation_id": "r20260220001", "reservation_password": wrong})
         errors.append(info.value)
     call_tool("cancel_reservation", {"reservation_id": "r20260220001", "reservation_password": PASSWORD})

@@ -157,6 +157,33 @@ def test_a_worker_that_dies_mid_delivery_leaves_it_for_later(owner, monkeypatch)
     assert len(mail.outbox) == 1 and reminder.deliveries.get().late
 
 
+def test_a_worker_whose_lease_ran_out_mid_send_does_not_record_the_delivery_again(owner, monkeypatch):
+    """A slow send outlives its lease; another worker takes the occurrence over and delivers it. When the slow
+    worker finishes, the re-check of its lease in `_reminder_finish` must refuse to record or reschedule: without it
+    the occurrence would be recorded twice (or the next one skipped)."""
+    first = datetime.datetime(2030, 1, 7, 7, 0, tzinfo=TOKYO)
+    reminder = make_reminder(owner, at=first, repeat="daily")
+    after_the_lease = first + datetime.timedelta(minutes=6)
+    real_send = services._send_reminder
+    taken_over = []
+
+    def slow_send(*args):
+        real_send(*args)
+        if not taken_over:  # while the slow worker is still sending, its lease expires and another worker runs
+            monkeypatch.setattr(services, "_send_reminder", real_send)
+            taken_over.append(services.reminders_deliver_due(worker="other", now=after_the_lease))
+
+    monkeypatch.setattr(services, "_send_reminder", slow_send)
+    assert services.reminders_deliver_due(worker="slow", now=first) == 0  # sent, but not recorded: lease lost
+    assert taken_over == [1]
+    assert len(mail.outbox) == 2  # both sent: the window only the idempotency key closes (docs/apps/reminders.md)
+    delivery = reminder.deliveries.get()
+    assert delivery.worker.startswith("other/") and delivery.occurrence_at == first
+    reminder.refresh_from_db()
+    assert reminder.next_fire_at == datetime.datetime(2030, 1, 8, 7, 0, tzinfo=TOKYO)
+    assert (reminder.claimed_by, reminder.claimed_until, reminder.attempts) == ("", None, 0)
+
+
 @responses.activate
 def test_webhook_delivery_with_idempotency_key(owner):
     Profile.objects.create(owner=owner, webhook_url="https://hooks.example.com/remind")
