@@ -26,7 +26,29 @@ _ACCOUNT_ROWS = {
     "items": {
         "type": "object",
         "properties": {"code": {"type": "string"}, "name": {"type": "string"}, "balance": _NUMBER},
+        "required": ["code", "name", "balance"],
     },
+}
+_JOURNAL_LINE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "accountCode": {"type": "string"},
+        "accountName": {"type": "string"},
+        "debitAmount": _NUMBER,
+        "creditAmount": _NUMBER,
+    },
+    "required": ["id", "accountCode", "accountName", "debitAmount", "creditAmount"],
+}
+_JOURNAL_ENTRY = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "date": {"type": "string"},
+        "description": {"type": "string"},
+        "lines": {"type": "array", "items": _JOURNAL_LINE},
+    },
+    "required": ["id", "date", "description", "lines"],
 }
 _SECTION = {"type": "object", "properties": {"total": _NUMBER, "accounts": _ACCOUNT_ROWS}, "required": ["total"]}
 
@@ -89,7 +111,7 @@ def _accounts(rows) -> list[dict[str, Any]]:
     },
     output_schema={
         "type": "object",
-        "properties": {"success": {"type": "boolean"}, "journalEntry": {"type": "object"}},
+        "properties": {"success": {"type": "boolean"}, "journalEntry": _JOURNAL_ENTRY},
         "required": ["success", "journalEntry"],
     },
 )
@@ -186,7 +208,22 @@ def get_account_balance(args: dict[str, Any], ctx: CallContext) -> dict[str, Any
     },
     output_schema={
         "type": "object",
-        "properties": {"accounts": {"type": "array", "items": {"type": "object"}}},
+        "properties": {
+            "accounts": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string"},
+                        "name": {"type": "string"},
+                        "type": {"type": "string"},
+                        "category": {"type": "string"},
+                        "active": {"type": "boolean"},
+                    },
+                    "required": ["code", "name", "type", "category"],
+                },
+            }
+        },
         "required": ["accounts"],
     },
 )
@@ -277,7 +314,11 @@ def generate_balance_sheet(args: dict[str, Any], ctx: CallContext) -> dict[str, 
     output_schema={
         "type": "object",
         "properties": {
-            "period": {"type": "object"},
+            "period": {
+                "type": "object",
+                "properties": {"startDate": {"type": "string"}, "endDate": {"type": "string"}},
+                "required": ["startDate", "endDate"],
+            },
             "incomeStatement": {
                 "type": "object",
                 "properties": {"revenue": _SECTION, "expenses": _SECTION, "netIncome": _NUMBER},

@@ -39,7 +39,66 @@ _PRODUCT = {
         "image_url": {"type": ["string", "null"]},
         "refund_period_days": {"type": "integer"},
     },
-    "required": ["id", "sku", "name", "price_cents", "price_jpy", "inventory_count"],
+    "required": [
+        "id",
+        "sku",
+        "name",
+        "description",
+        "price_cents",
+        "price_jpy",
+        "inventory_count",
+        "category",
+        "brand",
+        "image_url",
+        "refund_period_days",
+    ],
+}
+
+_AMOUNT = {
+    "type": "object",
+    "properties": {"value": {"type": "number"}, "currency": {"type": "string"}},
+    "required": ["value", "currency"],
+}
+_RAW_ITEM = {
+    "type": "object",
+    "properties": {
+        "product_id": {"type": "integer"},
+        "sku": {"type": "string"},
+        "name": {"type": "string"},
+        "quantity": {"type": "integer"},
+        "unit_price_jpy": {"type": "number"},
+        "total_price_jpy": {"type": "number"},
+    },
+    "required": ["product_id", "sku", "name", "quantity", "unit_price_jpy", "total_price_jpy"],
+}
+# The seed's fields of `cart_mandate.contents` (AP2's, beside them, are checked by the AP2 models in the tests).
+_CART_CONTENTS = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "merchant_id": {"type": "string"},
+        "display_items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"label": {"type": "string"}, "amount": _AMOUNT, "refund_period": {"type": "integer"}},
+                "required": ["label", "amount", "refund_period"],
+            },
+        },
+        "total": _AMOUNT,
+        "metadata": {
+            "type": "object",
+            "properties": {
+                "raw_items": {"type": "array", "items": _RAW_ITEM},
+                "shipping_fee": {"type": "number"},
+                "tax": {"type": "number"},
+                "subtotal": {"type": "number"},
+            },
+            "required": ["raw_items", "shipping_fee", "tax", "subtotal"],
+        },
+        "shipping_address": {"type": ["object", "null"]},  # the address as the agent sent it (null: none)
+    },
+    "required": ["id", "merchant_id", "display_items", "total", "metadata", "shipping_address"],
 }
 
 
@@ -96,6 +155,7 @@ def product_row(product: Product) -> dict[str, Any]:
                     "backend": {"enum": ["meilisearch", "database", "all_in_stock"]},
                     "fallback": {"type": "array", "items": {"enum": ["backend_error", "no_hits"]}},
                 },
+                "required": ["query", "backend", "fallback"],
             },
         },
         "required": ["products"],
@@ -189,7 +249,7 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
                 "type": "object",
                 "properties": {
                     "type": {"const": "CartMandate"},
-                    "contents": {"type": "object"},
+                    "contents": _CART_CONTENTS,
                     "merchant_authorization": {"type": ["string", "null"]},
                     "created_at": {"type": "string"},
                 },

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from mcpsite.core.errors import ApplicationError
 from mcpsite.mcp import registry
 from mcpsite.mcp.wire import jsonrpc_code
-from mcpsite.tests.contract import assert_shape
+from mcpsite.tests.contract import assert_shape, keys_the_schema_does_not_require
 
 SEED_TOOLS = json.loads(
     r"""
@@ -175,6 +175,12 @@ def test_registered_definition_is_the_seed_verbatim(name):
 @pytest.mark.parametrize("name", list(SEED))
 def test_output_schema_accepts_the_seed_example(name):
     Draft202012Validator(registry.get(name).output_schema).validate(SEED_RESPONSES[name])
+
+
+@pytest.mark.parametrize("name", list(SEED))
+def test_output_schema_requires_every_key_of_the_seed_example(name):
+    """Else a result that lost a seed field would still pass the seed-example tests."""
+    assert keys_the_schema_does_not_require(registry.get(name).output_schema, SEED_RESPONSES[name]) == []
 
 
 def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):

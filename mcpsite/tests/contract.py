@@ -40,3 +40,36 @@ def assert_shape(
         assert actual, f"{path}: empty where the seed shows items"
         for item in actual:
             assert_shape(seed[0], item, extras=extras, missing_ok=missing_ok, integers=integers, path=f"{path}[]")
+
+
+def keys_the_schema_does_not_require(schema: dict, sample: Any, *, optional: frozenset[str] = frozenset()) -> list[str]:
+    """Paths of the sample's keys (`$.accounts[].code`) whose removal the output schema still accepts.
+
+    An output schema that does not require the seed's keys accepts a result that lost them, so a seed-example test
+    validating against it could never fail. Lists are checked through their first item."""
+    import copy
+
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema)
+    validator.validate(sample)
+    found: list[str] = []
+
+    def walk(node: Any, steps: tuple, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                here = f"{path}.{key}"
+                if here not in optional:
+                    pruned = copy.deepcopy(sample)
+                    parent = pruned
+                    for step in steps:
+                        parent = parent[step]
+                    del parent[key]
+                    if validator.is_valid(pruned):
+                        found.append(here)
+                walk(value, (*steps, key), here)
+        elif isinstance(node, list) and node:
+            walk(node[0], (*steps, 0), f"{path}[]")
+
+    walk(sample, (), "$")
+    return found

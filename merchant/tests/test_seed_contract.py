@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 
 from mcpsite.core.errors import InvalidParams
 from mcpsite.mcp import registry
-from mcpsite.tests.contract import assert_shape
+from mcpsite.tests.contract import assert_shape, keys_the_schema_does_not_require
 
 pytestmark = pytest.mark.django_db
 
@@ -183,6 +183,18 @@ def test_output_schema_accepts_the_seed_example(name):
     if name == "build_cart_mandates":  # docs/apps/merchant.md: always present, null when unsigned (the seed's 未署名)
         example["cart_mandate"]["merchant_authorization"] = None
     Draft202012Validator(registry.get(name).output_schema).validate(example)
+
+
+@pytest.mark.parametrize("name", list(SEED))
+def test_output_schema_requires_every_key_of_the_seed_example(name):
+    """Else a result that lost a seed field would still pass the seed-example tests."""
+    example = copy.deepcopy(SEED_OUTPUT[name])
+    if name == "build_cart_mandates":
+        example["cart_mandate"]["merchant_authorization"] = None
+    # Keys chosen by the caller: product ids in the inventory map, the fields of the address the agent sent.
+    address = "$.cart_mandate.contents.shipping_address"
+    caller_keys = {"$.inventory.1", "$.inventory.2", "$.inventory.3", *(f"{address}.{k}" for k in SEED_ADDRESS)}
+    assert keys_the_schema_does_not_require(registry.get(name).output_schema, example, optional=caller_keys) == []
 
 
 def test_seed_rest_tools_list_exposes_the_schemas(http_post):
