@@ -188,11 +188,11 @@ def schedule_list(
     if not_before is not None:
         local = timezone.localtime(not_before)
         shows = shows.filter(Q(date__gt=local.date()) | Q(date=local.date(), start_time__gt=local.time()))
-    shows = list(shows)
-    capacities = theater_capacities(s.theater_id for s in shows)
+    rows = list(shows)
+    capacities = theater_capacities(s.theater_id for s in rows)
     return [
         ScheduleRow(s, max(0, capacities.get(s.theater_id, 0) - s.reserved), capacities.get(s.theater_id, 0))
-        for s in shows
+        for s in rows
     ]
 
 

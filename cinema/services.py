@@ -322,13 +322,12 @@ def theater_layout_check(
     if unknown:
         raise InvalidParams(f"Blocked seats outside the layout: {', '.join(unknown)}")
     if theater is not None and theater.pk is not None:
-        sold = (
+        sold = sorted(
             ReservedSeat.objects.filter(seat__theater=theater)
             .exclude(seat__label__in=wanted)
             .values_list("seat__label", flat=True)
             .distinct()
         )
-        sold = sorted(sold)
         if sold:
             raise InvalidParams(
                 f"Seats that hold reservations cannot be removed from the layout: {', '.join(sold[:10])}"

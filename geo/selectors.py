@@ -38,8 +38,8 @@ def points_resolve(
 
 def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[InputPoint]) -> dict:
     first_index: dict[tuple[int, int], int] = {}
-    for index, point in enumerate(parsed):
-        first_index.setdefault(point.key, index)
+    for index, given in enumerate(parsed):
+        first_index.setdefault(given.key, index)
     mapset = config.mapsets[granularity]
     cache_keys = pointcache.cache_keys(granularity, mapset, config.unit, first_index) if config.cache_ttl else {}
 

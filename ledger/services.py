@@ -20,7 +20,7 @@ from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 from .models import MAX_AMOUNT, Account, JournalEntry, JournalLine
 
 CENT = Decimal("0.01")
-DESCRIPTION_MAX = JournalEntry._meta.get_field("description").max_length
+DESCRIPTION_MAX: int = JournalEntry._meta.get_field("description").max_length  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,11 @@ after the send and before the record.
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
@@ -146,9 +148,10 @@ def message_deliver(*, message_id: int, now: datetime.datetime | None = None) ->
         message = (
             Message.objects.select_for_update(skip_locked=True).select_related("owner").filter(pk=message_id).first()
         )
-        claimable = message is not None and (
-            message.status == Message.Status.QUEUED
-            or (message.status == Message.Status.SENDING and message.claimed_until and message.claimed_until < now)
+        if message is None:
+            return None
+        claimable = message.status == Message.Status.QUEUED or (
+            message.status == Message.Status.SENDING and message.claimed_until and message.claimed_until < now
         )
         if not claimable:
             return None
@@ -156,6 +159,7 @@ def message_deliver(*, message_id: int, now: datetime.datetime | None = None) ->
         message.claimed_until = now + LEASE
         message.attempts += 1
         message.save(update_fields=["status", "claimed_until", "attempts"])
+    update: dict[str, Any]
     try:
         _send_message(message)
     except Exception as exc:  # any provider failure is recorded for staff, not raised into the worker
@@ -191,7 +195,7 @@ def messages_requeue_stalled(*, now: datetime.datetime | None = None, limit: int
         # lock: the stalled rows, so two sweepers do not enqueue each one twice
         ids = list(selectors.stalled_messages_for_update(now=now, queued_before=now - LEASE, limit=limit))
         for message_id in ids:
-            transaction.on_commit(lambda message_id=message_id: _enqueue_message(message_id))
+            transaction.on_commit(functools.partial(_enqueue_message, message_id))
     return len(ids)
 
 
@@ -279,7 +283,7 @@ def _reminders_claim(*, worker: str, now: datetime.datetime, batch: int) -> list
         if not due:
             return []
         Reminder.objects.filter(pk__in=[r.pk for r in due]).update(claimed_until=now + LEASE, claimed_by=token)
-    return [Claim(r.pk, r.next_fire_at, token) for r in due]
+    return [Claim(r.pk, r.next_fire_at, token) for r in due if r.next_fire_at is not None]  # due: all have one
 
 
 def _idempotency_key(reminder: Reminder, occurrence: datetime.datetime) -> str:

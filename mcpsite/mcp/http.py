@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Sequence
 
 from django.conf import settings
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
@@ -64,7 +65,7 @@ def _context_from_request(ctx) -> tuple[CallContext, list[str] | None]:
     return dispatch.call_context(transport="http", api_key=scope.get(SCOPE_KEY)), scope.get(SCOPE_GROUPS)
 
 
-async def _send_json(send, status: int, body: dict, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def _send_json(send, status: int, body: dict, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     payload = dumps(body).encode()
     await send(
         {
@@ -157,8 +158,8 @@ class McpHttpApp:
             token = AccessToken(token=api_key.digest, client_id=f"apikey:{api_key.pk}", scopes=list(api_key.scopes))
             scope["user"] = AuthenticatedUser(token)
             if self._session_cap_reached(scope):
-                error = RateLimited("Too many open MCP sessions for this API key; close one (DELETE) or wait")
-                await self._refuse(send, error)
+                too_many = RateLimited("Too many open MCP sessions for this API key; close one (DELETE) or wait")
+                await self._refuse(send, too_many)
                 return
         await self.manager.handle_request(scope, receive, send)
 

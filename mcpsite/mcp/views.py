@@ -39,7 +39,7 @@ class _ToolEndpoint(APIView):
     """Shared plumbing: auth, body size, JSON parsing; errors never escape as HTML or 500 pages."""
 
     transport = "rpc"
-    parser_classes = []  # bodies are read raw, so malformed JSON gets our own error shape
+    parser_classes: list = []  # bodies are read raw, so malformed JSON gets our own error shape
 
     def context(self, request) -> CallContext:
         api_key = request.auth

@@ -65,6 +65,7 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
     async def _refuse(self, payload) -> None:
         first = payload[0] if isinstance(payload, list) and payload else payload
         request_id = first.get("id") if isinstance(first, dict) else None
+        assert self.auth_error is not None  # only a connection whose key was refused is answered this way
         await self._send({"jsonrpc": "2.0", "id": request_id, "error": as_jsonrpc(self.auth_error)})
         await self.close(code=CLOSE_UNAUTHORIZED)
 
