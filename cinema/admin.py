@@ -74,7 +74,7 @@ class TheaterForm(forms.ModelForm):
         if self.errors:
             return data
         try:
-            wanted = services.theater_layout_check(
+            wanted = services.theater_layout_validate(
                 theater=self.instance if self.instance.pk else None, rows=data["rows"], columns=data["columns"]
             )
         except ApplicationError as exc:
@@ -205,7 +205,7 @@ class ReservationAdmin(StaffModelAdmin):
         for reservation in queryset:
             try:
                 services.reservation_cancel(
-                    reservation=reservation, source=Reservation.Source.STAFF, by_user=request.user
+                    reservation=reservation, source=Reservation.Source.STAFF, actor=request.user
                 )
             except ApplicationError as exc:
                 refused.append(f"{reservation.public_id}: {exc.detail}")

@@ -27,7 +27,7 @@ RECOMMEND_POPULARITY = Decimal("80")
 GENRE_WEEK_DAYS = 7
 
 
-def theater_capacities(theater_ids: Iterable[int]) -> dict[int, int]:
+def theater_capacities(*, theater_ids: Iterable[int]) -> dict[int, int]:
     """Sellable (not blocked) seats per theater."""
     rows = (
         Seat.objects.filter(theater_id__in=set(theater_ids), blocked=False)
@@ -76,7 +76,7 @@ def movie_popularity(*, start: datetime.date, end: datetime.date | None = None) 
         .annotate(n=Count("id"))
         .values_list("schedule__movie_id", "n")
     )
-    capacities = theater_capacities(theater_id for *_rest, theater_id in shows)
+    capacities = theater_capacities(theater_ids=(theater_id for *_rest, theater_id in shows))
     films: dict[int, dict] = {}
     for movie_pk, public_id, title, theater_id in shows:
         film = films.setdefault(movie_pk, {"movie_id": public_id, "title": title, "capacity": 0})
@@ -189,7 +189,7 @@ def schedule_list(
         local = timezone.localtime(not_before)
         shows = shows.filter(Q(date__gt=local.date()) | Q(date=local.date(), start_time__gt=local.time()))
     rows = list(shows)
-    capacities = theater_capacities(s.theater_id for s in rows)
+    capacities = theater_capacities(theater_ids=(s.theater_id for s in rows))
     return [
         ScheduleRow(s, max(0, capacities.get(s.theater_id, 0) - s.reserved), capacities.get(s.theater_id, 0))
         for s in rows

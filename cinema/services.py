@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
@@ -24,6 +25,11 @@ from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, Ra
 from mcpsite.core.limits import give_back, over_limit
 
 from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from mcpsite.models import ApiKey
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +43,7 @@ PASSWORD_THROTTLE_GROUP = "cinema.reservation_password"
 # --- input rules (shared by the tools and the admin) ------------------------------------------
 
 
-def seat_ids_clean(seats: list[str]) -> list[str]:
+def seat_ids_validate(*, seats: list[str]) -> list[str]:
     """Seat ids normalised (NFKC, upper case: ａ１ → A1), in the caller's order; InvalidParams if bad."""
     if not seats:
         raise InvalidParams('seats must list at least one seat id, e.g. ["A1", "A2"]')
@@ -59,7 +65,7 @@ def seat_ids_clean(seats: list[str]) -> list[str]:
     return cleaned
 
 
-def password_check_rules(password: str) -> None:
+def password_validate(*, password: str) -> None:
     # The message never repeats the password.
     if not PASSWORD_MIN_LENGTH <= len(password) <= PASSWORD_MAX_LENGTH:
         raise InvalidParams(
@@ -67,7 +73,7 @@ def password_check_rules(password: str) -> None:
         )
 
 
-def _customer_name_clean(name: str | None) -> str:
+def _customer_name_validate(name: str | None) -> str:
     name = (name or "").strip()
     if len(name) > CUSTOMER_NAME_MAX_LENGTH:
         raise InvalidParams(f"customer_name must be at most {CUSTOMER_NAME_MAX_LENGTH} characters long")
@@ -123,7 +129,7 @@ def _check_bookable(schedule: Schedule, now: datetime.datetime) -> None:
         )
 
 
-def reservation_id_next(day: datetime.date) -> str:
+def reservation_id_next(*, day: datetime.date) -> str:
     """The next reservation number of `day` (r20260220001, …); call it inside the transaction that uses it."""
     table = connection.ops.quote_name(ReservationDayCounter._meta.db_table)
     with connection.cursor() as cursor:
@@ -155,9 +161,9 @@ def reservation_create(
     blocked seats, a show that has started, a bad password or name) and Conflict 409 with
     every seat that is already taken.
     """
-    labels = seat_ids_clean(seats)
-    password_check_rules(password)
-    name = _customer_name_clean(customer_name)
+    labels = seat_ids_validate(seats=seats)
+    password_validate(password=password)
+    name = _customer_name_validate(customer_name)
     now = timezone.now()
     # Friendly checks without locks first, so a doomed request costs no argon2 hash.
     schedule = _schedule_for_booking(public_id=schedule_id, lock=False)
@@ -179,7 +185,7 @@ def reservation_create(
             if taken:
                 raise _conflict(taken)
             reservation = Reservation.objects.create(
-                public_id=reservation_id_next(timezone.localdate(now)),
+                public_id=reservation_id_next(day=timezone.localdate(now)),
                 schedule=schedule,
                 customer_name=name,
                 password_hash=password_hash,
@@ -218,7 +224,7 @@ def _take_attempt(throttle: dict) -> bool:
     return not over_limit(**throttle)
 
 
-def reservation_authenticate(*, reservation_id: str, password: str, api_key=None) -> Reservation:
+def reservation_authenticate(*, reservation_id: str, password: str, api_key: ApiKey | None = None) -> Reservation:
     """The reservation if `password` is its password.
 
     NotFound for an unknown id (as the seed says), Forbidden for a wrong password, RateLimited once
@@ -245,7 +251,7 @@ def reservation_authenticate(*, reservation_id: str, password: str, api_key=None
 # --- cancelling -------------------------------------------------------------------------------
 
 
-def reservation_cancel(*, reservation: Reservation, source: str, by_user=None) -> Reservation:
+def reservation_cancel(*, reservation: Reservation, source: str, actor: User | None = None) -> Reservation:
     """Cancel a confirmed reservation and free its seats at once.
 
     Customers (source="customer") cannot cancel once the show has started; staff can (a show
@@ -270,7 +276,7 @@ def reservation_cancel(*, reservation: Reservation, source: str, by_user=None) -
         reservation.status = Reservation.Status.CANCELLED
         reservation.cancelled_at = now
         reservation.cancel_source = source
-        reservation.cancelled_by = by_user
+        reservation.cancelled_by = actor
         reservation.save(update_fields=["status", "cancelled_at", "cancel_source", "cancelled_by"])
         ReservedSeat.objects.filter(reservation=reservation).update(active=False)
     logger.info("Reservation %s cancelled by %s", reservation.public_id, source)
@@ -280,12 +286,14 @@ def reservation_cancel(*, reservation: Reservation, source: str, by_user=None) -
 # --- theaters ---------------------------------------------------------------------------------
 
 
-def theater_set_layout(*, theater: Theater, rows: int, columns: int, blocked: set[str] | frozenset[str] = frozenset()):
+def theater_set_layout(
+    *, theater: Theater, rows: int, columns: int, blocked: set[str] | frozenset[str] = frozenset()
+) -> Theater:
     """Make the theater's seats exactly rows × columns (A1…), with `blocked` seats not for sale.
 
     Seats that hold reservations cannot be removed by shrinking the layout (InvalidParams).
     """
-    wanted = theater_layout_check(theater=theater, rows=rows, columns=columns, blocked=blocked)
+    wanted = theater_layout_validate(theater=theater, rows=rows, columns=columns, blocked=blocked)
     # Not durable: the admin calls this inside its own change-form transaction.
     with transaction.atomic():
         # Locks the theater: two layout edits never interleave their seat inserts and deletes.
@@ -309,7 +317,7 @@ def theater_set_layout(*, theater: Theater, rows: int, columns: int, blocked: se
     return theater
 
 
-def theater_layout_check(
+def theater_layout_validate(
     *, theater: Theater | None, rows: int, columns: int, blocked: set[str] | frozenset[str] = frozenset()
 ) -> dict[str, tuple[str, int]]:
     """The wanted seats {label: (row, column)}; InvalidParams when the layout cannot be applied."""

@@ -83,7 +83,7 @@ class PointLookupAdmin(StaffModelAdmin):
                     granularity=form.cleaned_data["granularity"],
                     points=form.cleaned_data["points"],
                     name=form.cleaned_data["name"],
-                    created_by=request.user,
+                    actor=request.user,
                 )
             except InvalidInput as exc:
                 form.add_error(None, f"{exc.message}" + (f" ({exc.location})" if exc.location else ""))

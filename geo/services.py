@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -10,6 +10,9 @@ from django.utils import timezone
 from .errors import GeoError, InvalidInput
 from .models import PointLookup
 from .selectors import points_resolve
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def _resolve(granularity: str, points: list[dict[str, Any]]) -> tuple[list | None, dict | None]:
@@ -23,7 +26,7 @@ def _resolve(granularity: str, points: list[dict[str, Any]]) -> tuple[list | Non
 
 
 def point_lookup_create(
-    *, granularity: str, points: list[dict[str, Any]], name: str = "", created_by=None
+    *, granularity: str, points: list[dict[str, Any]], name: str = "", actor: User | None = None
 ) -> PointLookup:
     """Resolve `points` and save the outcome (results or the upstream error) as a lookup.
 
@@ -39,7 +42,7 @@ def point_lookup_create(
             point_count=len(points),
             results=results,
             error=error,
-            created_by=created_by,
+            created_by=actor,
             resolved_at=timezone.now(),
         )
 

@@ -143,8 +143,8 @@ class JournalLineFormSet(BaseInlineFormSet):
             if f.cleaned_data.get("account") and not f.cleaned_data.get("DELETE")
         ]
         try:
-            services.journal_lines_validate(lines)
-            services.journal_balance_check(lines)
+            services.journal_lines_validate(lines=lines)
+            services.journal_balance_validate(lines=lines)
         except ApplicationError as exc:
             raise ValidationError(exc.message) from None
         self.lines = lines
@@ -218,7 +218,7 @@ class JournalEntryAdmin(StaffModelAdmin):
             date=form.cleaned_data["date"],
             description=form.cleaned_data["description"],
             lines=formsets[0].lines,
-            created_by=request.user,
+            actor=request.user,
         )
         obj = form.instance
         for field in entry._meta.concrete_fields:
@@ -232,7 +232,7 @@ class JournalEntryAdmin(StaffModelAdmin):
     def reverse_entries(self, request, queryset):
         for entry in queryset.order_by("date", "created_at"):
             try:
-                reversal = services.journal_entry_reverse(entry_id=entry.pk, created_by=request.user)
+                reversal = services.journal_entry_reverse(entry_id=entry.pk, actor=request.user)
             except ApplicationError as exc:
                 self.message_user(request, f"{entry}: {exc.message}", messages.ERROR)
             else:

@@ -7,6 +7,7 @@ number of lines; Python only walks the per-account totals.
 from __future__ import annotations
 
 import datetime
+import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -187,7 +188,7 @@ def trial_balance(*, as_of: datetime.date) -> TrialBalance:
     )
 
 
-def journal_entry_get(*, entry_id) -> JournalEntry:
+def journal_entry_get(*, entry_id: uuid.UUID | str) -> JournalEntry:
     return JournalEntry.objects.prefetch_related("lines__account").get(pk=entry_id)
 
 

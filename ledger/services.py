@@ -7,9 +7,11 @@ come first only to give good messages; the database refuses the same bad rows (m
 from __future__ import annotations
 
 import datetime
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -18,6 +20,9 @@ from django.utils import timezone
 from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 
 from .models import MAX_AMOUNT, Account, JournalEntry, JournalLine
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 CENT = Decimal("0.01")
 DESCRIPTION_MAX: int = JournalEntry._meta.get_field("description").max_length  # type: ignore[assignment]
@@ -39,7 +44,7 @@ def yen(value: Decimal) -> str:
     return f"{value.quantize(CENT):,}"
 
 
-def amount_check(value: Decimal, *, where: str) -> Decimal:
+def amount_validate(*, value: Decimal, where: str) -> Decimal:
     """A valid line amount: finite, not negative, at most 2 decimal places, within the column."""
     if not value.is_finite():
         raise InvalidParams(f"{where} must be a finite number")
@@ -52,7 +57,7 @@ def amount_check(value: Decimal, *, where: str) -> Decimal:
     return value.quantize(CENT)
 
 
-def journal_lines_validate(lines: Sequence[LineInput]) -> None:
+def journal_lines_validate(*, lines: Sequence[LineInput]) -> None:
     """Shape rules of an entry's lines (InvalidParams): 2+ lines, each with exactly one positive side."""
     if len(lines) < 2:
         raise InvalidParams(f"A journal entry needs at least 2 lines (got {len(lines)})")
@@ -60,15 +65,15 @@ def journal_lines_validate(lines: Sequence[LineInput]) -> None:
         where = f"lines[{i}]"
         if not line.account_code.strip():
             raise InvalidParams(f"{where}.accountCode must not be empty")
-        debit = amount_check(line.debit, where=f"{where}.debitAmount")
-        credit = amount_check(line.credit, where=f"{where}.creditAmount")
+        debit = amount_validate(value=line.debit, where=f"{where}.debitAmount")
+        credit = amount_validate(value=line.credit, where=f"{where}.creditAmount")
         if debit > 0 and credit > 0:
             raise InvalidParams(f"{where} has both debitAmount and creditAmount; a line is either a debit or a credit")
         if debit == 0 and credit == 0:
             raise InvalidParams(f"{where} has no amount; give a positive debitAmount or creditAmount")
 
 
-def journal_balance_check(lines: Sequence[LineInput]) -> None:
+def journal_balance_validate(*, lines: Sequence[LineInput]) -> None:
     """Conflict (409) when debits and credits differ, saying by how much."""
     debits = sum((line.debit for line in lines), Decimal(0))
     credits = sum((line.credit for line in lines), Decimal(0))
@@ -82,7 +87,7 @@ def journal_balance_check(lines: Sequence[LineInput]) -> None:
         )
 
 
-def _description_check(description: str) -> str:
+def _description_validate(description: str) -> str:
     text = description.strip()
     if not text:
         raise InvalidParams("description must not be empty")
@@ -103,7 +108,7 @@ def _post(
     date: datetime.date,
     description: str,
     lines: Sequence[LineInput],
-    created_by,
+    actor: User | None,
     reversal_of: JournalEntry | None,
     allow_inactive: bool,
 ) -> JournalEntry:
@@ -120,10 +125,8 @@ def _post(
         raise InvalidParams(
             f"Inactive account(s) cannot be posted to: {names}", data={"inactiveAccountCodes": inactive}
         )
-    journal_balance_check(lines)
-    entry = JournalEntry.objects.create(
-        date=date, description=description, created_by=created_by, reversal_of=reversal_of
-    )
+    journal_balance_validate(lines=lines)
+    entry = JournalEntry.objects.create(date=date, description=description, created_by=actor, reversal_of=reversal_of)
     JournalLine.objects.bulk_create(
         JournalLine(
             entry=entry,
@@ -142,21 +145,21 @@ def journal_entry_create(
     date: datetime.date,
     description: str,
     lines: Sequence[LineInput],
-    created_by=None,
+    actor: User | None = None,
 ) -> JournalEntry:
     """Post a balanced journal entry. Posted entries are immutable; correct them with a reversal.
 
     Raises InvalidParams (shape, amounts, inactive accounts), NotFound (unknown account codes) or
     Conflict (debits ≠ credits).
     """
-    description = _description_check(description)
-    journal_lines_validate(lines)
+    description = _description_validate(description)
+    journal_lines_validate(lines=lines)
     with transaction.atomic(durable=True):
         return _post(
             date=date,
             description=description,
             lines=lines,
-            created_by=created_by,
+            actor=actor,
             reversal_of=None,
             allow_inactive=False,
         )
@@ -173,10 +176,10 @@ def _lock_entry_for_reversal(entry_id) -> JournalEntry:
 
 def journal_entry_reverse(
     *,
-    entry_id,
+    entry_id: uuid.UUID | str,
     date: datetime.date | None = None,
     description: str | None = None,
-    created_by=None,
+    actor: User | None = None,
 ) -> JournalEntry:
     """Post the reversal of an entry: the same lines with debit and credit swapped.
 
@@ -196,11 +199,9 @@ def journal_entry_reverse(
             LineInput(account_code=line.account.code, debit=line.credit, credit=line.debit)
             for line in original.lines.select_related("account").order_by("line_no")
         ]
-        text = _description_check(description or f"取消: {original.description}"[:DESCRIPTION_MAX])
+        text = _description_validate(description or f"取消: {original.description}"[:DESCRIPTION_MAX])
         # Reversals may touch accounts deactivated since: undoing history must stay possible.
-        return _post(
-            date=date, description=text, lines=lines, created_by=created_by, reversal_of=original, allow_inactive=True
-        )
+        return _post(date=date, description=text, lines=lines, actor=actor, reversal_of=original, allow_inactive=True)
 
 
 def account_set_active(*, account: Account, active: bool) -> Account:

@@ -126,7 +126,7 @@ def create_journal_entry(args: dict[str, Any], ctx: CallContext) -> dict[str, An
         )
         for i, line in enumerate(args["lines"])
     ]
-    entry = services.journal_entry_create(date=date, description=args["description"], lines=lines, created_by=ctx.owner)
+    entry = services.journal_entry_create(date=date, description=args["description"], lines=lines, actor=ctx.owner)
     entry = selectors.journal_entry_get(entry_id=entry.pk)
     return {
         "success": True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
@@ -10,6 +11,9 @@ from django.utils import timezone
 
 from .core.scopes import tool_groups
 from .models import ApiKey, ToolCall
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class ScopeError(ValueError):
@@ -30,7 +34,7 @@ def scopes_parse(*, text: str) -> list[str]:
     return scopes
 
 
-def api_key_create(*, name: str, owner, scopes: list[str], rate: str | None = None) -> tuple[ApiKey, str]:
+def api_key_create(*, name: str, owner: User | None, scopes: list[str], rate: str | None = None) -> tuple[ApiKey, str]:
     """Create a key; returns the record and the raw key, which is shown once and never stored."""
     api_key = ApiKey(name=name, owner=owner, scopes=list(scopes), rate=rate or settings.MCP_DEFAULT_RATE)
     raw_key = api_key.set_new_key()

@@ -126,10 +126,10 @@ class ProductAdmin(StaffModelAdmin):
             )
             try:
                 if reason == InventoryMovement.Reason.CORRECTION:
-                    services.inventory_set(product_id=pk, count=quantity, note=note, user=request.user)
+                    services.inventory_set(product_id=pk, count=quantity, note=note, actor=request.user)
                 else:
                     delta = -quantity if reason == InventoryMovement.Reason.SALE else quantity
-                    services.inventory_adjust(product_id=pk, delta=delta, reason=reason, note=note, user=request.user)
+                    services.inventory_adjust(product_id=pk, delta=delta, reason=reason, note=note, actor=request.user)
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
             else:
@@ -156,7 +156,7 @@ class ProductAdmin(StaffModelAdmin):
         sold, refused = [], []
         for product in queryset.order_by("pk"):
             try:
-                services.inventory_adjust(product_id=product.pk, delta=-1, reason="sale", user=request.user)
+                services.inventory_adjust(product_id=product.pk, delta=-1, reason="sale", actor=request.user)
                 sold.append(product.sku)
             except ApplicationError:
                 refused.append(product.sku)

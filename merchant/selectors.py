@@ -38,7 +38,7 @@ def products_by_ids_in_order(*, ids: list[int]) -> list[Product]:
     return [found[pk] for pk in dict.fromkeys(ids) if pk in found]
 
 
-def search_query(keywords: Iterable[str]) -> str:
+def search_query(*, keywords: Iterable[str]) -> str:
     """The seed's query: keywords joined by one space (blank keywords dropped; none -> "")."""
     return " ".join(k.strip() for k in keywords if k and k.strip())
 
@@ -50,7 +50,7 @@ def product_search(*, keywords: list[str], limit: int) -> SearchResult:
     logged and the database search answers; no hits list all in-stock products. The database is
     re-read for every hit, so stock and prices are always current.
     """
-    query = search_query(keywords)
+    query = search_query(keywords=keywords)
     if not query:
         return SearchResult(query, product_list_in_stock(limit=limit), "all_in_stock")
     backend, fallback = get_backend(), []

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import connection, transaction
 from django.db.models import F
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from django.contrib.auth.models import User
 
 from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 
@@ -18,7 +25,9 @@ def _enough_stock(rows, delta: int):
 
 
 @transaction.atomic(durable=True)
-def inventory_adjust(*, product_id: int, delta: int, reason: str, note: str = "", user=None) -> InventoryMovement:
+def inventory_adjust(
+    *, product_id: int, delta: int, reason: str, note: str = "", actor: User | None = None
+) -> InventoryMovement:
     """Add `delta` (negative for a sale) to a product's stock and record the movement.
 
     The decrement is one conditional UPDATE (`inventory_count >= -delta`), so concurrent sales can
@@ -39,14 +48,16 @@ def inventory_adjust(*, product_id: int, delta: int, reason: str, note: str = ""
         )
     balance = Product.objects.filter(pk=product_id).values_list("inventory_count", flat=True).get()
     movement = InventoryMovement.objects.create(
-        product_id=product_id, delta=delta, reason=reason, balance_after=balance, note=note, created_by=user
+        product_id=product_id, delta=delta, reason=reason, balance_after=balance, note=note, created_by=actor
     )
     sync_after_commit([product_id])
     return movement
 
 
 @transaction.atomic(durable=True)
-def inventory_set(*, product_id: int, count: int, note: str = "", user=None) -> InventoryMovement | None:
+def inventory_set(
+    *, product_id: int, count: int, note: str = "", actor: User | None = None
+) -> InventoryMovement | None:
     """Set a product's stock to a counted figure (a stocktake correction), recording the difference.
 
     Returns None when the count is unchanged.
@@ -67,13 +78,13 @@ def inventory_set(*, product_id: int, count: int, note: str = "", user=None) -> 
         reason=InventoryMovement.Reason.CORRECTION,
         balance_after=count,
         note=note,
-        created_by=user,
+        created_by=actor,
     )
     sync_after_commit([product_id])
     return movement
 
 
-def search_keys_rebuild(*, batch_size: int = 1000, progress=None) -> int:
+def search_keys_rebuild(*, batch_size: int = 1000, progress: Callable[[int], object] | None = None) -> int:
     """Recompute every product's search key (after a change of normalisation) and the FTS index.
 
     Batches commit one by one: a long rebuild never holds the database for its whole run.

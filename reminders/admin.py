@@ -12,7 +12,7 @@ from mcpsite.core.errors import ApplicationError
 
 from . import services
 from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
-from .webhooks import WebhookTargetRefused, webhook_url_check
+from .webhooks import WebhookTargetRefused, webhook_url_validate
 
 STATUS_COLOURS = {"queued": "#777", "sending": "#b58900", "sent": "#2e7d32", "failed": "#c62828"}
 
@@ -40,7 +40,7 @@ class ProfileForm(forms.ModelForm):
             self.initial["webhook_url"] = ""
             self.fields["webhook_url"].help_text = gettext(
                 "Set to %(origin)s/… (the rest is hidden). Leave blank to keep it, or enter a new URL to replace it."
-            ) % {"origin": services.webhook_origin(saved)}
+            ) % {"origin": services.webhook_origin(url=saved)}
         else:
             del self.fields["remove_webhook"]
 
@@ -48,7 +48,7 @@ class ProfileForm(forms.ModelForm):
         url = self.cleaned_data["webhook_url"]
         if url:
             try:
-                webhook_url_check(url)
+                webhook_url_validate(url)
             except WebhookTargetRefused as exc:
                 raise forms.ValidationError(str(exc)) from None
         return url
@@ -77,7 +77,7 @@ class ProfileAdmin(StaffModelAdmin):
     @admin.display(description=_("webhook"))  # not sortable: the order of secrets is a hint about them
     def webhook(self, obj):
         # Only the origin in the list: a webhook URL's path, query or user info is often its secret.
-        return services.webhook_origin(obj.webhook_url) if obj.webhook_url else "—"
+        return services.webhook_origin(url=obj.webhook_url) if obj.webhook_url else "—"
 
     @admin.display(description=_("calendar feed URL"))
     def feed_url(self, obj):

@@ -5,12 +5,17 @@ from __future__ import annotations
 import datetime
 import unicodedata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import jaconv
 from django.db.models import Q, QuerySet
 from rapidfuzz import fuzz, process
 
 from .models import Contact, Event, Message, Profile, Reminder
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.db.models import QuerySet
 
 CANDIDATES_SHOWN = 5
 
@@ -27,7 +32,7 @@ class ContactMatch:
     ambiguous: bool = False
 
 
-def contact_find(*, owner, to: str) -> ContactMatch:
+def contact_find(*, owner: User, to: str) -> ContactMatch:
     """The owner's contact named or identified by `to`.
 
     An exact id wins; then an exact (normalised) name; then a unique partial name. Otherwise the
@@ -68,7 +73,9 @@ def due_reminders_for_update(*, now: datetime.datetime, limit: int) -> QuerySet[
     )
 
 
-def stalled_messages_for_update(*, now: datetime.datetime, queued_before: datetime.datetime, limit: int):
+def stalled_messages_for_update(
+    *, now: datetime.datetime, queued_before: datetime.datetime, limit: int
+) -> QuerySet[Message, int]:
     """Messages whose delivery was lost (a dead worker's lease expired, or their task never ran)."""
     return (
         Message.objects.filter(
@@ -85,11 +92,11 @@ def feed_profile(*, token: str) -> Profile | None:
     return Profile.objects.select_related("owner").filter(feed_token=token).first()
 
 
-def feed_events(*, owner, since: datetime.datetime, limit: int) -> list[Event]:
+def feed_events(*, owner: User, since: datetime.datetime, limit: int) -> list[Event]:
     return list(Event.objects.filter(owner=owner, start__gte=since).order_by("start", "pk")[:limit])
 
 
-def feed_reminders(*, owner, limit: int) -> list[Reminder]:
+def feed_reminders(*, owner: User, limit: int) -> list[Reminder]:
     return list(
         Reminder.objects.filter(owner=owner, is_active=True, next_fire_at__isnull=False).order_by("next_fire_at")[
             :limit

@@ -16,7 +16,7 @@ import functools
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import requests
@@ -30,6 +30,9 @@ from mcpsite.core.errors import Conflict, InvalidParams
 from . import schedule, selectors, sms
 from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery, new_feed_token
 from .webhooks import REFUSED, WebhookTargetRefused, webhook_post
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 logger = logging.getLogger("reminders")
 
@@ -62,7 +65,7 @@ def _text(value: str | None, *, field: str, limit: int, required: bool = False) 
 
 def event_create(
     *,
-    owner,
+    owner: User,
     title: str,
     start: datetime.datetime,
     tz: str,
@@ -95,7 +98,7 @@ def _describe(contacts: list[Contact]) -> str:
     return ", ".join(f"{c.name} ({c.public_id})" for c in contacts)
 
 
-def message_send(*, owner, to: str, text: str, platform: str | None = None) -> Message:
+def message_send(*, owner: User, to: str, text: str, platform: str | None = None) -> Message:
     """Store a message to one of the owner's contacts; a task delivers it after commit."""
     wanted = _text(to, field="to", limit=200, required=True)
     match = selectors.contact_find(owner=owner, to=wanted)
@@ -202,7 +205,7 @@ def messages_requeue_stalled(*, now: datetime.datetime | None = None, limit: int
 # --- reminders ---------------------------------------------------------------------------------
 
 
-def profile_get(*, owner) -> Profile:
+def profile_get_or_create(*, owner: User) -> Profile:
     profile, _created = Profile.objects.get_or_create(owner=owner)
     return profile
 
@@ -218,7 +221,7 @@ def profile_rotate_feed_token(*, profile: Profile) -> Profile:
 
 def reminder_create(
     *,
-    owner,
+    owner: User,
     time: datetime.datetime,
     tz: str,
     note: str,
@@ -238,11 +241,11 @@ def reminder_create(
         reminder = Reminder.objects.create(
             owner=owner, note=body, time=time, tz=tz, repeat=(repeat or "").strip(), rrule=rule_text, next_fire_at=time
         )
-        transaction.on_commit(lambda: enqueue_reminder_sweep(at=time))
+        transaction.on_commit(lambda: reminder_sweep_enqueue(at=time))
     return reminder
 
 
-def enqueue_reminder_sweep(*, at: datetime.datetime | None = None) -> None:
+def reminder_sweep_enqueue(*, at: datetime.datetime | None = None) -> None:
     """Wake a worker at `at` (now when None) to deliver whatever is due then."""
     from .tasks import deliver_due_reminders
 
@@ -265,7 +268,7 @@ def reminder_sweep_ensure() -> bool:
         waiting = DBTaskResult.objects.ready().filter(task_path=deliver_due_reminders.module_path)
         if waiting.exists():
             return False
-    enqueue_reminder_sweep()
+    reminder_sweep_enqueue()
     return True
 
 
@@ -324,7 +327,7 @@ def _send_reminder(reminder: Reminder, occurrence: datetime.datetime, late: bool
     ).send()
 
 
-def webhook_origin(url: str) -> str:
+def webhook_origin(*, url: str) -> str:
     """scheme://host[:port] of a webhook URL: its credentials, path and query may be secrets."""
     parts = urlsplit(url)
     try:
@@ -352,10 +355,10 @@ def _failure_detail(exc: Exception, webhook_url: str) -> str:
     adapters were found for '<url>'"); the delivery row is shown in the admin and logs are shared.
     """
     if webhook_url and isinstance(exc, requests.RequestException):
-        return f"{type(exc).__name__}: the webhook at {webhook_origin(webhook_url)} could not be reached"
+        return f"{type(exc).__name__}: the webhook at {webhook_origin(url=webhook_url)} could not be reached"
     text = f"{type(exc).__name__}: {exc}"
     if webhook_url:
-        text = text.replace(webhook_url, webhook_origin(webhook_url))
+        text = text.replace(webhook_url, webhook_origin(url=webhook_url))
     return text
 
 
@@ -396,7 +399,7 @@ def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.da
         reminder.claimed_by = ""
         reminder.save(update_fields=["next_fire_at", "attempts", "claimed_until", "claimed_by"])
         if following is not None:
-            transaction.on_commit(lambda: enqueue_reminder_sweep(at=following))
+            transaction.on_commit(lambda: reminder_sweep_enqueue(at=following))
     return not error
 
 

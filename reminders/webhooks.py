@@ -64,7 +64,7 @@ def resolve_checked(host: str, port: int) -> list[tuple]:
     return infos
 
 
-def webhook_url_check(url: str) -> None:
+def webhook_url_validate(url: str) -> None:
     """Raise WebhookTargetRefused unless `url` is http(s) to a host whose every address is public."""
     parts = urlsplit(url)
     try:
@@ -117,7 +117,7 @@ class CheckedAdapter(HTTPAdapter):
 
 def webhook_post(url: str, *, json: dict, headers: dict, timeout) -> requests.Response:
     """POST to a webhook; raises WebhookTargetRefused before any connection to a refused target."""
-    webhook_url_check(url)  # a clear refusal first; the connection checks again what it connects to
+    webhook_url_validate(url)  # a clear refusal first; the connection checks again what it connects to
     with requests.Session() as session:
         session.trust_env = False  # no proxy from the environment: the checked address is the one connected to
         session.mount("http://", CheckedAdapter())

@@ -100,7 +100,7 @@ def test_staff_cancellation_is_recorded_and_allowed_after_the_start(seed_world, 
     booking = _book()
     freeze_now(SEED_MORNING.replace(hour=11))
     reservation = services.reservation_cancel(
-        reservation=booking.reservation, source=Reservation.Source.STAFF, by_user=admin_user
+        reservation=booking.reservation, source=Reservation.Source.STAFF, actor=admin_user
     )
     reservation.refresh_from_db()
     assert (reservation.status, reservation.cancel_source, reservation.cancelled_by) == (
@@ -110,7 +110,7 @@ def test_staff_cancellation_is_recorded_and_allowed_after_the_start(seed_world, 
     )
     assert not ReservedSeat.objects.filter(active=True).exists()
     with pytest.raises(Conflict, match="Already cancelled"):
-        services.reservation_cancel(reservation=reservation, source=Reservation.Source.STAFF, by_user=admin_user)
+        services.reservation_cancel(reservation=reservation, source=Reservation.Source.STAFF, actor=admin_user)
 
 
 def test_layout_builder_resizes_and_blocks(seed_world):

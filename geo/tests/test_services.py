@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_create_saves_the_results(fake_galuchat, user):
-    lookup = point_lookup_create(granularity="estat", points=[{"ref": "a", "lat": 35, "lon": 139}], created_by=user)
+    lookup = point_lookup_create(granularity="estat", points=[{"ref": "a", "lat": 35, "lon": 139}], actor=user)
     code, address = expected_result("estat", (139000, 35000))
     assert lookup.results == [{"ref": "a", "code": code, "address": address}]
     assert (lookup.error, lookup.point_count, lookup.outcome, lookup.created_by) == (None, 1, "OK", user)

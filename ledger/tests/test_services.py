@@ -54,9 +54,9 @@ def test_reversal_may_touch_a_deactivated_account(post):
 def test_lines_validate_reports_the_first_problem():
     line = services.LineInput
     with pytest.raises(InvalidParams, match="at least 2 lines"):
-        services.journal_lines_validate([line("100", debit=Decimal(1))])
+        services.journal_lines_validate(lines=[line("100", debit=Decimal(1))])
     with pytest.raises(InvalidParams, match=r"lines\[1\].creditAmount must not be negative"):
-        services.journal_lines_validate([line("100", debit=Decimal(1)), line("400", credit=Decimal(-1))])
+        services.journal_lines_validate(lines=[line("100", debit=Decimal(1)), line("400", credit=Decimal(-1))])
 
 
 def test_yen_formatting():

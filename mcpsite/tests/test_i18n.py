@@ -132,7 +132,7 @@ def seed_demo_world(monkeypatch):
         api_key=ApiKey.objects.first(), transport="http", tool="get_movie_list", outcome="ok", request_id="r1"
     )
     product = Product.objects.order_by("pk").first()
-    merchant_services.inventory_adjust(product_id=product.pk, delta=5, reason="restock", note="入荷", user=None)
+    merchant_services.inventory_adjust(product_id=product.pk, delta=5, reason="restock", note="入荷", actor=None)
     PointLookup.objects.create(
         name="東京駅",
         granularity=Granularity.ADMIN,

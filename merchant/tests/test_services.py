@@ -15,7 +15,7 @@ def stock(sku):
 
 def test_sale_and_restock_are_recorded(catalogue, user):
     hoodie = catalogue["MUGIBO-HOODIE"]
-    sale = inventory_adjust(product_id=hoodie.pk, delta=-5, reason="sale", user=user, note="店頭")
+    sale = inventory_adjust(product_id=hoodie.pk, delta=-5, reason="sale", actor=user, note="店頭")
     restock = inventory_adjust(product_id=hoodie.pk, delta=20, reason="restock")
     assert stock("MUGIBO-HOODIE") == 30
     assert (sale.delta, sale.balance_after, sale.created_by, sale.note) == (-5, 10, user, "店頭")

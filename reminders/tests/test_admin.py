@@ -57,7 +57,7 @@ def test_reminder_page_shows_next_fire_time_and_history(admin_client, delivered_
 
 
 def test_rotate_feed_token_action(admin_client, owner):
-    profile = services.profile_get(owner=owner)
+    profile = services.profile_get_or_create(owner=owner)
     old = profile.feed_token
     admin_client.post("/admin/reminders/profile/", {"action": "rotate_feed_token", "_selected_action": [profile.pk]})
     assert Profile.objects.get(pk=profile.pk).feed_token != old

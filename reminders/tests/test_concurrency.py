@@ -24,7 +24,7 @@ def due_reminders(owner, count=DUE):
     )
     # What reminder.create enqueues for each: a wake-up at its time.
     for _ in range(count):
-        services.enqueue_reminder_sweep(at=at)
+        services.reminder_sweep_enqueue(at=at)
 
 
 def two_workers():

@@ -260,7 +260,7 @@ def test_failure_detail_keeps_other_errors_but_hides_the_url():
     )
     assert "s3cr3t" not in services._failure_detail(ValueError(f"bad {url}"), url)
     assert services._failure_reason(RuntimeError("webhook answered HTTP 503"), url) == GENERIC_FAILURE
-    assert services.webhook_origin("http://u:p@[::1]:8080/p?q=1") == "http://::1:8080"
+    assert services.webhook_origin(url="http://u:p@[::1]:8080/p?q=1") == "http://::1:8080"
 
 
 def test_sweep_ensure_does_not_pile_up_while_workers_are_down(owner):

@@ -28,7 +28,7 @@ def test_feed_has_events_and_repeating_reminders(client, owner, django_user_mode
     )
     stranger = django_user_model.objects.create_user(username="other")
     Event.objects.create(owner=stranger, title="secret", start=first, tz="+09:00", duration_min=5)
-    profile = services.profile_get(owner=owner)
+    profile = services.profile_get_or_create(owner=owner)
 
     response = client.get(profile.feed_path)
     assert response.status_code == 200
@@ -47,7 +47,7 @@ def test_feed_has_events_and_repeating_reminders(client, owner, django_user_mode
 
 
 def test_rotating_the_token_retires_the_old_url(client, owner):
-    profile = services.profile_get(owner=owner)
+    profile = services.profile_get_or_create(owner=owner)
     old = profile.feed_path
     services.profile_rotate_feed_token(profile=profile)
     assert client.get(old).status_code == 404

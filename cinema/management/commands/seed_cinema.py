@@ -114,7 +114,7 @@ class Command(BaseCommand):
             seats = list(Seat.objects.filter(theater=schedule.theater, label__in=SEED_BOOKED[public_id]))
             with transaction.atomic():
                 reservation = Reservation.objects.create(
-                    public_id=services.reservation_id_next(SEED_DAY),
+                    public_id=services.reservation_id_next(day=SEED_DAY),
                     schedule=schedule,
                     customer_name="田中太郎",
                     password_hash=password_hash,
@@ -195,7 +195,7 @@ class Command(BaseCommand):
                 )
                 seats = theater_seats[n % 7 :: 10][: 5 + n % 50]
                 reservation = Reservation.objects.create(
-                    public_id=services.reservation_id_next(timezone.localdate()),
+                    public_id=services.reservation_id_next(day=timezone.localdate()),
                     schedule=schedule,
                     password_hash=password_hash,
                     reserved_at=timezone.now(),

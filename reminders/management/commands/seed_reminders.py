@@ -65,7 +65,7 @@ class Command(BaseCommand):
             services.reminder_create(
                 owner=owner, time=today + datetime.timedelta(minutes=2), tz=settings.TIME_ZONE, note=DEMO_NOTE
             )
-        profile = services.profile_get(owner=owner)  # the feed token, shown in the admin (Profiles)
+        profile = services.profile_get_or_create(owner=owner)  # the feed token, shown in the admin (Profiles)
         counts = [Model.objects.filter(owner=owner).count() for Model in (Contact, Event, Reminder)]
         self.stdout.write(
             f"reminders: {'created' if created else 'updated'} demo data for {owner.username}: "
