@@ -8,25 +8,16 @@ substring of the normalised title, or a close fuzzy match for small typos.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
-import jaconv
 from rapidfuzz import fuzz
 
-# Long vowel marks and dashes, middle dots, spaces and punctuation that are spelt inconsistently.
-_NOISE = re.compile(r"[\s\-‐‑‒–—―ー〜~～・･·.,、。!！?？:：'\"「」『』()（）]+")
+from mcpsite.core.text import title_key as normalize  # the folding lives with the other apps' (mcpsite/core/text.py)
+
+__all__ = ["FUZZY_MIN_LENGTH", "FUZZY_THRESHOLD", "match_score", "normalize"]
 
 # Fuzzy matches below this partial_ratio are not matches (tuned on the tests' typo examples).
 FUZZY_THRESHOLD = 75.0
 # Shorter normalised queries must match as substrings: fuzzy matching of 1–2 characters finds noise.
 FUZZY_MIN_LENGTH = 3
-
-
-def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text or "")
-    text = jaconv.hira2kata(text).lower()
-    return _NOISE.sub("", text)
 
 
 def match_score(query_key: str, title_key: str) -> float:

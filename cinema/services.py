@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
 from mcpsite.core.limits import give_back, over_limit
+from mcpsite.core.text import trimmed
 
 from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
 
@@ -74,10 +75,9 @@ def password_validate(*, password: str) -> None:
 
 
 def _customer_name_validate(name: str | None) -> str:
-    name = (name or "").strip()
-    if len(name) > CUSTOMER_NAME_MAX_LENGTH:
-        raise InvalidParams(f"customer_name must be at most {CUSTOMER_NAME_MAX_LENGTH} characters long")
-    return name
+    return trimmed(
+        name, limit=CUSTOMER_NAME_MAX_LENGTH, too_long="customer_name must be at most {limit} characters long"
+    )
 
 
 # --- booking ----------------------------------------------------------------------------------

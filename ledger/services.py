@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from mcpsite.core.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.text import trimmed
 
 from .models import MAX_AMOUNT, Account, JournalEntry, JournalLine
 
@@ -88,12 +89,12 @@ def journal_balance_validate(*, lines: Sequence[LineInput]) -> None:
 
 
 def _description_validate(description: str) -> str:
-    text = description.strip()
-    if not text:
-        raise InvalidParams("description must not be empty")
-    if len(text) > DESCRIPTION_MAX:
-        raise InvalidParams(f"description is too long ({len(text)} characters; maximum {DESCRIPTION_MAX})")
-    return text
+    return trimmed(
+        description,
+        limit=DESCRIPTION_MAX,
+        blank="description must not be empty",
+        too_long="description is too long ({length} characters; maximum {limit})",
+    )
 
 
 def _lock_accounts(codes: set[str]) -> dict[str, Account]:

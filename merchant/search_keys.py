@@ -8,25 +8,7 @@ lower-cased.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
-import jaconv
-
-# Long-vowel marks, wave dashes and middle dots (after NFKC: ｰ -> ー, ･ -> ・).
-_DROPPED = str.maketrans("", "", "ー〜～・")
-_SPACES = re.compile(r"\s+")
-# Control characters separate words: a NUL would end an FTS5 string early (OperationalError) and
-# PostgreSQL refuses it in any string.
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def normalize(text: str) -> str:
-    """The search form of `text` (see the module docstring)."""
-    text = unicodedata.normalize("NFKC", text or "")
-    text = jaconv.kata2hira(text.lower())
-    text = _CONTROLS.sub(" ", text.translate(_DROPPED))
-    return _SPACES.sub(" ", text).strip()
+from mcpsite.core.text import search_key as normalize  # written once with the other apps' (mcpsite/core/text.py)
 
 
 def query_terms(query: str, *, max_terms: int = 10) -> list[str]:

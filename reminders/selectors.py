@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime
-import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import jaconv
 from django.db.models import Q, QuerySet
 from rapidfuzz import fuzz, process
+
+from mcpsite.core.text import name_key
 
 from .models import Contact, Event, Message, Profile, Reminder
 
@@ -18,11 +18,6 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
 
 CANDIDATES_SHOWN = 5
-
-
-def normalise_name(value: str) -> str:
-    """Width, case and kana folded, so 'ｔａｒｏ', 'Taro' and 'たろう'/'タロウ' compare equal."""
-    return jaconv.kata2hira(unicodedata.normalize("NFKC", value).casefold()).strip()
 
 
 @dataclass(frozen=True)
@@ -43,8 +38,8 @@ def contact_find(*, owner: User, to: str) -> ContactMatch:
     by_id = [c for c in contacts if c.public_id == wanted]
     if by_id:
         return ContactMatch(by_id[0], [])
-    key = normalise_name(wanted)
-    names = {c.pk: normalise_name(c.name) for c in contacts}
+    key = name_key(wanted)  # width, case and kana folded: 'ｔａｒｏ', 'Taro' and 'たろう'/'タロウ' meet
+    names = {c.pk: name_key(c.name) for c in contacts}
     exact = [c for c in contacts if names[c.pk] == key]
     if len(exact) == 1:
         return ContactMatch(exact[0], [])

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from mcpsite.core.errors import Conflict, InvalidParams
+from mcpsite.core.text import trimmed
 
 from . import schedule, selectors, sms
 from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery, new_feed_token
@@ -52,12 +53,10 @@ LATE_AFTER = datetime.timedelta(minutes=2)  # a reminder delivered later than th
 
 
 def _text(value: str | None, *, field: str, limit: int, required: bool = False) -> str:
-    text = (value or "").strip()
-    if required and not text:
-        raise InvalidParams(f"{field} is required and must not be blank")
-    if len(text) > limit:
-        raise InvalidParams(f"{field} is too long: {len(text)} characters (at most {limit})")
-    return text
+    blank = f"{field} is required and must not be blank" if required else None
+    return trimmed(
+        value, limit=limit, blank=blank, too_long=f"{field} is too long: {{length}} characters (at most {{limit}})"
+    )
 
 
 # --- events ------------------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""Japanese text folding and trimmed-text validation: written once, used by every app.
+
+The three foldings differ on purpose, each pinned by `mcpsite/tests/test_text.py`:
+- `title_key` (cinema's film titles): width, case and kana folded to katakana, and the marks people drop or add at
+  will removed — long vowel marks, dashes, middle dots, spaces, punctuation — so ｽﾀｰﾑｰﾋﾞｰ meets スタームービー.
+- `search_key` (merchant's product keys, stored in the database and indexed): to hiragana; long vowel marks,
+  wave dashes and middle dots dropped; words kept apart by one space (control characters separate words: a NUL
+  would end an FTS5 string early and PostgreSQL refuses it).
+- `name_key` (reminders' contact names): to hiragana, case folded (ß = ss), nothing dropped: a name keeps its marks.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import jaconv
+
+from .errors import InvalidParams
+
+# Long vowel marks and dashes, middle dots, spaces and punctuation that are spelt inconsistently.
+_TITLE_NOISE = re.compile(r"[\s\-‐‑‒–—―ー〜~～・･·.,、。!！?？:：'\"「」『』()（）]+")
+# Long-vowel marks, wave dashes and middle dots (after NFKC: ｰ -> ー, ･ -> ・).
+_SEARCH_DROPPED = str.maketrans("", "", "ー〜～・")
+_SPACES = re.compile(r"\s+")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _folded(text: str | None, *, katakana: bool, casefold: bool = False) -> str:
+    """NFKC (full/half width), then case and kana folded."""
+    text = unicodedata.normalize("NFKC", text or "")
+    text = text.casefold() if casefold else text.lower()
+    return jaconv.hira2kata(text) if katakana else jaconv.kata2hira(text)
+
+
+def title_key(text: str | None) -> str:
+    return _TITLE_NOISE.sub("", _folded(text, katakana=True))
+
+
+def search_key(text: str | None) -> str:
+    text = _CONTROLS.sub(" ", _folded(text, katakana=False).translate(_SEARCH_DROPPED))
+    return _SPACES.sub(" ", text).strip()
+
+
+def name_key(text: str | None) -> str:
+    return _folded(text, katakana=False, casefold=True).strip()
+
+
+def trimmed(value: str | None, *, limit: int, too_long: str, blank: str | None = None) -> str:
+    """`value` without surrounding whitespace (None is ""), at most `limit` characters.
+
+    InvalidParams(`too_long`, formatted with `length` and `limit`) when longer; with `blank`, InvalidParams(`blank`)
+    when nothing is left. The messages are the apps' own (they are part of each seed's contract)."""
+    text = (value or "").strip()
+    if blank is not None and not text:
+        raise InvalidParams(blank)
+    if len(text) > limit:
+        raise InvalidParams(too_long.format(length=len(text), limit=limit))
+    return text
