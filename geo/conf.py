@@ -96,19 +96,32 @@ def _read(problems: list[Problem]) -> dict[str, Any]:
 
 
 def _convert(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
+    """The settings converted to the config's fields; what cannot be converted is a problem instead."""
     values: dict[str, Any] = {}
+    _convert_base_url(raw, problems, values)
+    _convert_numbers(raw, problems, values)
+    mapsets = _convert_mapsets(raw, problems)
+    if len(mapsets) == len(GRANULARITIES):
+        values["mapsets"] = mapsets
+    return values
 
-    def bad(id_, name, expected):
-        problems.append(Problem(id_, f"{name}={raw[name]!r} is not {expected}", f"Fix the {name} variable."))
 
+def _bad(problems: list[Problem], raw: dict[str, Any], id_: str, name: str, expected: str) -> None:
+    problems.append(Problem(id_, f"{name}={raw[name]!r} is not {expected}", f"Fix the {name} variable."))
+
+
+def _convert_base_url(raw: dict[str, Any], problems: list[Problem], values: dict[str, Any]) -> None:
     url = raw["GALUCHAT_BASE_URL"]
-    if url is not _MISSING:
-        parts = urlsplit(url) if isinstance(url, str) else None
-        if not parts or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-            bad("geo.E002", "GALUCHAT_BASE_URL", "an http(s) URL without query or fragment")
-        else:
-            values["base_url"] = url.rstrip("/")
+    if url is _MISSING:
+        return
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if not parts or parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        _bad(problems, raw, "geo.E002", "GALUCHAT_BASE_URL", "an http(s) URL without query or fragment")
+    else:
+        values["base_url"] = url.rstrip("/")
 
+
+def _convert_numbers(raw: dict[str, Any], problems: list[Problem], values: dict[str, Any]) -> None:
     for name, key, low, high, id_ in (
         ("GALUCHAT_TIMEOUT_MS", "timeout_ms", 1, 600_000, "geo.E003"),
         ("GALUCHAT_CACHE_TTL", "cache_ttl", 0, None, "geo.E003"),
@@ -119,24 +132,27 @@ def _convert(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
             continue
         number = _int(raw[name])
         if number is None or number < low or (high is not None and number > high):
-            bad(id_, name, f"an integer from {low} to {high}" if high else f"an integer >= {low}")
+            _bad(problems, raw, id_, name, f"an integer from {low} to {high}" if high else f"an integer >= {low}")
         else:
             values[key] = number
 
     if raw["GALUCHAT_UNIT"] is not _MISSING:
         unit = _decimal(raw["GALUCHAT_UNIT"])
         if unit is None or unit <= 0 or unit > 1:
-            bad("geo.E004", "GALUCHAT_UNIT", "a decimal number in (0, 1], e.g. 0.001")
+            _bad(problems, raw, "geo.E004", "GALUCHAT_UNIT", "a decimal number in (0, 1], e.g. 0.001")
         else:
             values["unit"] = unit
 
     if raw["GALUCHAT_REQUESTS_PER_SECOND"] is not _MISSING:
         rate = _decimal(raw["GALUCHAT_REQUESTS_PER_SECOND"])
         if rate is None or rate <= 0:
-            bad("geo.E003", "GALUCHAT_REQUESTS_PER_SECOND", "a positive number")
+            _bad(problems, raw, "geo.E003", "GALUCHAT_REQUESTS_PER_SECOND", "a positive number")
         else:
             values["requests_per_second"] = float(rate)
 
+
+def _convert_mapsets(raw: dict[str, Any], problems: list[Problem]) -> dict[str, str]:
+    """Each granularity's mapset, when it is one of its endpoint's family (a development one with a warning)."""
     mapsets = {}
     for granularity in GRANULARITIES:
         name = f"GALUCHAT_MAPSET_{granularity.upper()}"
@@ -146,7 +162,7 @@ def _convert(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
         family = MAPSET_FAMILY[granularity]
         allowed = AACODE_MAPSETS if family == "AACODE" else ESCODE_MAPSETS
         if not isinstance(value, str):
-            bad("geo.E005", name, "a mapset name")
+            _bad(problems, raw, "geo.E005", name, "a mapset name")
         elif value in allowed:
             mapsets[granularity] = value
         elif family == "AACODE" and value in AACODE_DEV_MAPSETS:
@@ -160,19 +176,19 @@ def _convert(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
                 )
             )
         else:
-            other = "ESCODE" if family == "AACODE" else "AACODE"
-            wrong_family = value in (ESCODE_MAPSETS if other == "ESCODE" else AACODE_MAPSETS | AACODE_DEV_MAPSETS)
-            problems.append(
-                Problem(
-                    "geo.E005",
-                    f"{name}={value!r} is "
-                    + (f"an {other} mapset, but {granularity} needs an {family} one" if wrong_family else "unknown"),
-                    f"{granularity} calls {ENDPOINTS[granularity]}, which takes {family} mapsets: {sorted(allowed)}.",
-                )
-            )
-    if len(mapsets) == len(GRANULARITIES):
-        values["mapsets"] = mapsets
-    return values
+            problems.append(_wrong_mapset(granularity, name, value, family, allowed))
+    return mapsets
+
+
+def _wrong_mapset(granularity: str, name: str, value: str, family: str, allowed: frozenset[str]) -> Problem:
+    other = "ESCODE" if family == "AACODE" else "AACODE"
+    wrong_family = value in (ESCODE_MAPSETS if other == "ESCODE" else AACODE_MAPSETS | AACODE_DEV_MAPSETS)
+    return Problem(
+        "geo.E005",
+        f"{name}={value!r} is "
+        + (f"an {other} mapset, but {granularity} needs an {family} one" if wrong_family else "unknown"),
+        f"{granularity} calls {ENDPOINTS[granularity]}, which takes {family} mapsets: {sorted(allowed)}.",
+    )
 
 
 def config_problems() -> list[Problem]:

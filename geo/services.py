@@ -1,4 +1,4 @@
-"""Writes: saved point lookups for staff. The resolving itself is a read (selectors.points_resolve)."""
+"""Writes: saved point lookups for staff. The resolving itself (HTTP to GaluchatAPI) is resolve.points_resolve."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from .errors import GeoError, InvalidInput
 from .models import PointLookup
-from .selectors import points_resolve
+from .resolve import points_resolve
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from mcpsite.mcp.registry import CallContext, tool
 
 from .errors import GeoError, GeoInternalError, render_error
-from .selectors import points_resolve
+from .resolve import points_resolve
 
 logger = logging.getLogger(__name__)
 

@@ -343,7 +343,7 @@ def test_unexpected_exception_is_internal_and_reveals_nothing(call_tool, fake_ga
     def broken(*args, **kwargs):
         raise KeyError("secret internals")
 
-    monkeypatch.setattr("geo.selectors.merge", broken)
+    monkeypatch.setattr("geo.resolve.merge", broken)
     error = assert_error(resolve(call_tool, [{"lat": 35, "lon": 139}]), "INTERNAL")
     assert "secret" not in json.dumps(error)
     assert "secret internals" in caplog.text

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted(
     p.relative_to(ROOT).as_posix()
-    for pattern in ("*/services.py", "*/selectors.py")
+    for pattern in ("*/services.py", "*/selectors.py", "geo/resolve.py")
     for p in ROOT.glob(pattern)
     if ".venv" not in p.parts
 )

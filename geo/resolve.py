@@ -1,7 +1,8 @@
-"""Reads: resolving points through GaluchatAPI (seed section 5). Nothing here writes the database."""
+"""Service: resolving points through GaluchatAPI over HTTP (seed section 5), so not a selector. Writes nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,26 +38,44 @@ def points_resolve(
 
 
 def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[InputPoint]) -> dict:
+    """Each distinct integer point's answer: from the cache, else from GaluchatAPI (then cached)."""
     first_index: dict[tuple[int, int], int] = {}
     for index, given in enumerate(parsed):
         first_index.setdefault(given.key, index)
     mapset = config.mapsets[granularity]
     cache_keys = pointcache.cache_keys(granularity, mapset, config.unit, first_index) if config.cache_ttl else {}
-
-    resolved: dict[tuple[int, int], Resolved] = {}
-    if config.cache_ttl:
-        cached = pointcache.get_many(list(cache_keys.values()))
-        for point, key in cache_keys.items():
-            hit = cached.get(key)
-            if hit is not None:
-                resolved[point] = hit
+    resolved = _cached(cache_keys) if config.cache_ttl else {}
     missing = [point for point in first_index if point not in resolved]
+    if missing:
+
+        def describe(point: tuple[int, int]) -> str:
+            index = first_index[point]
+            return point_location(index, parsed[index].ref, has_ref=parsed[index].has_ref)
+
+        fresh = _fetch(config, granularity, missing, describe)
+        resolved.update(fresh)
+        if config.cache_ttl:
+            pointcache.set_many({cache_keys[p]: value for p, value in fresh.items()}, config.cache_ttl)
+    return resolved
+
+
+def _cached(cache_keys: dict[tuple[int, int], str]) -> dict[tuple[int, int], Resolved]:
+    cached = pointcache.get_many(list(cache_keys.values()))
+    found: dict[tuple[int, int], Resolved] = {}
+    for point, key in cache_keys.items():
+        hit = cached.get(key)
+        if hit is not None:
+            found[point] = hit
+    return found
+
+
+def _fetch(
+    config: GaluchatConfig, granularity: str, missing: list[tuple[int, int]], describe: Callable[[tuple[int, int]], str]
+) -> dict[tuple[int, int], Resolved]:
+    """The answers for `missing`, asked in requests of at most `max_points_per_request`, up to
+    UPSTREAM_CONCURRENCY in flight; the first failing request in input order decides the error."""
     size = config.max_points_per_request
     chunks = [missing[start : start + size] for start in range(0, len(missing), size)]
-
-    def describe(point):
-        index = first_index[point]
-        return point_location(index, parsed[index].ref, has_ref=parsed[index].has_ref)
 
     def fetch(chunk: list[tuple[int, int]]) -> list[Resolved]:
         try:
@@ -70,24 +89,19 @@ def _resolve_unique(config: GaluchatConfig, granularity: str, parsed: list[Input
                 f"GaluchatAPI answer does not match the request: {exc}{scope}", describe(point)
             ) from None
 
-    if chunks:
-        workers = min(UPSTREAM_CONCURRENCY, len(chunks))
-        if workers == 1:
-            answers = [fetch(chunks[0])]
-        else:
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="galuchat") as pool:
-                futures = [pool.submit(fetch, chunk) for chunk in chunks]
-                try:
-                    # The first failing request in input order decides the error.
-                    answers = [future.result() for future in futures]
-                except BaseException:
-                    for future in futures:
-                        future.cancel()
-                    raise
-        fresh: dict[tuple[int, int], Resolved] = {}
-        for chunk, answer in zip(chunks, answers, strict=True):
-            fresh.update(zip(chunk, answer, strict=True))
-        resolved.update(fresh)
-        if config.cache_ttl:
-            pointcache.set_many({cache_keys[p]: value for p, value in fresh.items()}, config.cache_ttl)
-    return resolved
+    workers = min(UPSTREAM_CONCURRENCY, len(chunks))
+    if workers == 1:
+        answers = [fetch(chunks[0])]
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="galuchat") as pool:
+            futures = [pool.submit(fetch, chunk) for chunk in chunks]
+            try:
+                answers = [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    fresh: dict[tuple[int, int], Resolved] = {}
+    for chunk, answer in zip(chunks, answers, strict=True):
+        fresh.update(zip(chunk, answer, strict=True))
+    return fresh
