@@ -1,4 +1,4 @@
-"""Reads: contact lookup, the due-work pickers and the calendar feed."""
+"""Reads: contact lookup and the calendar feed. (The due-work pickers lock rows: they are in services.py.)"""
 
 from __future__ import annotations
 
@@ -6,16 +6,14 @@ import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db.models import Q, QuerySet
 from rapidfuzz import fuzz, process
 
 from mcpsite.core.text import name_key
 
-from .models import Contact, Event, Message, Profile, Reminder
+from .models import Contact, Event, Profile, Reminder
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-    from django.db.models import QuerySet
 
 CANDIDATES_SHOWN = 5
 
@@ -53,34 +51,6 @@ def contact_find(*, owner: User, to: str) -> ContactMatch:
     close = process.extract(key, names, scorer=fuzz.WRatio, limit=CANDIDATES_SHOWN, score_cutoff=50)
     by_pk = {c.pk: c for c in contacts}
     return ContactMatch(None, [by_pk[pk] for _name, _score, pk in close])
-
-
-def due_reminders_for_update(*, now: datetime.datetime, limit: int) -> QuerySet[Reminder]:
-    """Due occurrences no live worker holds, locked for the caller's transaction.
-
-    SKIP LOCKED lets two workers split the due set instead of queueing behind each other.
-    """
-    return (
-        Reminder.objects.filter(is_active=True, next_fire_at__lte=now)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .order_by("next_fire_at", "pk")
-        .select_for_update(skip_locked=True)[:limit]
-    )
-
-
-def stalled_messages_for_update(
-    *, now: datetime.datetime, queued_before: datetime.datetime, limit: int
-) -> QuerySet[Message, int]:
-    """Messages whose delivery was lost (a dead worker's lease expired, or their task never ran)."""
-    return (
-        Message.objects.filter(
-            Q(status=Message.Status.SENDING, claimed_until__lt=now)
-            | Q(status=Message.Status.QUEUED, created_at__lt=queued_before)
-        )
-        .order_by("created_at", "pk")
-        .select_for_update(skip_locked=True)
-        .values_list("pk", flat=True)[:limit]
-    )
 
 
 def feed_profile(*, token: str) -> Profile | None:

@@ -23,6 +23,7 @@ import requests
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from mcpsite.core.errors import Conflict, InvalidParams
@@ -190,12 +191,43 @@ def message_resend(*, message: Message) -> Message:
     return locked
 
 
+# Pickers of due work. They lock rows, so they are services' (a selector only reads).
+
+
+def _reminders_due_locked(*, now: datetime.datetime, limit: int) -> QuerySet[Reminder]:
+    """Due occurrences no live worker holds, locked for the caller's transaction.
+
+    SKIP LOCKED lets two workers split the due set instead of queueing behind each other.
+    """
+    return (
+        Reminder.objects.filter(is_active=True, next_fire_at__lte=now)
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .order_by("next_fire_at", "pk")
+        .select_for_update(skip_locked=True)[:limit]
+    )
+
+
+def _messages_stalled_locked(
+    *, now: datetime.datetime, queued_before: datetime.datetime, limit: int
+) -> QuerySet[Message, int]:
+    """Messages whose delivery was lost (a dead worker's lease expired, or their task never ran)."""
+    return (
+        Message.objects.filter(
+            Q(status=Message.Status.SENDING, claimed_until__lt=now)
+            | Q(status=Message.Status.QUEUED, created_at__lt=queued_before)
+        )
+        .order_by("created_at", "pk")
+        .select_for_update(skip_locked=True)
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
 def messages_requeue_stalled(*, now: datetime.datetime | None = None, limit: int = 100) -> int:
     """Re-enqueue messages a dead worker left `sending`, or whose task never ran."""
     now = now or timezone.now()
     with transaction.atomic(durable=True):
         # lock: the stalled rows, so two sweepers do not enqueue each one twice
-        ids = list(selectors.stalled_messages_for_update(now=now, queued_before=now - LEASE, limit=limit))
+        ids = list(_messages_stalled_locked(now=now, queued_before=now - LEASE, limit=limit))
         for message_id in ids:
             transaction.on_commit(functools.partial(_enqueue_message, message_id))
     return len(ids)
@@ -281,7 +313,7 @@ class Claim:
 def _reminders_claim(*, worker: str, now: datetime.datetime, batch: int) -> list[Claim]:
     token = f"{worker[:40]}/{uuid.uuid4().hex[:12]}"
     with transaction.atomic(durable=True):
-        due = list(selectors.due_reminders_for_update(now=now, limit=batch))
+        due = list(_reminders_due_locked(now=now, limit=batch))
         if not due:
             return []
         Reminder.objects.filter(pk__in=[r.pk for r in due]).update(claimed_until=now + LEASE, claimed_by=token)

@@ -7,7 +7,7 @@ import pytest
 from django.core import mail
 
 from mcpsite.tests.concurrency import run_together
-from reminders import selectors, services
+from reminders import services
 from reminders.models import Reminder, ReminderDelivery
 
 from .conftest import run_worker
@@ -55,7 +55,7 @@ def test_control_without_the_row_lock_reminders_are_delivered_twice(owner, monke
         time.sleep(0.3)  # the other worker reads the same rows meanwhile
         return rows
 
-    monkeypatch.setattr(selectors, "due_reminders_for_update", unlocked)
+    monkeypatch.setattr(services, "_reminders_due_locked", unlocked)
     due_reminders(owner, count=50)
     two_workers()
     ids = [m.extra_headers["Message-ID"] for m in mail.outbox]
