@@ -16,7 +16,7 @@ from django.conf import settings
 from meilisearch.errors import MeilisearchError
 
 from .models import Product
-from .search import SearchBackendError
+from .search_backend import SearchBackendError
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,6 @@ project (down, 500, slow); it raises `SearchBackendError` and the selector falls
 from __future__ import annotations
 
 import logging
-from typing import Protocol
 
 from django.conf import settings
 from django.db import connection
@@ -17,6 +16,7 @@ from django.db.models.expressions import RawSQL
 from rapidfuzz import fuzz
 
 from .models import Product
+from .search_backend import SearchBackend
 from .search_keys import gram_token, normalize, query_terms
 
 logger = logging.getLogger(__name__)
@@ -26,18 +26,6 @@ TRIGRAM = 3
 # A lone short term is first looked for in the first this-many products (a bounded scan): enough for a term on
 # 2% of them to fill a candidate cap of 100; rarer ones go through the gram index.
 SHORT_SCAN_ROWS = 5000
-
-
-class SearchBackendError(Exception):
-    """The search service failed (unreachable, error status, timeout, malformed answer)."""
-
-
-class SearchBackend(Protocol):
-    name: str
-
-    def search(self, query: str, *, limit: int) -> list[int]:
-        """Ids of active in-stock products matching `query`, best first, at most `limit`."""
-        ...
 
 
 _tables_seen: set[tuple[str, str]] = set()

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .models import Product
-from .search import DatabaseSearch, SearchBackendError, get_backend
+from .search import DatabaseSearch, get_backend
+from .search_backend import SearchBackendError
 
 logger = logging.getLogger(__name__)
 

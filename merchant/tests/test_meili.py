@@ -5,7 +5,7 @@ from django.core.management import call_command
 
 from merchant import meili as meili_module
 from merchant.models import Product
-from merchant.search import SearchBackendError
+from merchant.search_backend import SearchBackendError
 from merchant.selectors import product_search
 from merchant.services import inventory_adjust
 
