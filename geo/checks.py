@@ -2,12 +2,11 @@
 
 from django.core import checks
 
+from mcpsite.core.problems import check_messages
+
 from .conf import config_problems
 
 
 @checks.register()
 def check_galuchat_settings(app_configs, **kwargs):
-    return [
-        (checks.Warning if problem.warning else checks.Error)(problem.message, hint=problem.hint or None, id=problem.id)
-        for problem in config_problems()
-    ]
+    return check_messages(config_problems())

@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from mcpsite.core.problems import Problem
+
 GRANULARITIES = ("admin", "estat", "jarl")
 
 # The mapsets GaluchatAPI publishes (nyatla/galuchat-api-doc, current_setting.md), by code family.
@@ -41,14 +43,6 @@ class GaluchatConfig:
 
     def endpoint_url(self, granularity: str) -> str:
         return self.base_url + ENDPOINTS[granularity]
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    id: str
-    message: str
-    hint: str = ""
-    warning: bool = False
 
 
 _MISSING = object()

@@ -5,23 +5,26 @@ import re
 from django.conf import settings
 from django.core import checks
 
+from .core.problems import Problem, check_messages
+
 RATE_RE = re.compile(r"^\d+/\d*[smhd]$")
+
+
+def settings_problems() -> list[Problem]:
+    problems = []
+    if not RATE_RE.match(settings.MCP_DEFAULT_RATE):
+        problems.append(
+            Problem("mcpsite.E001", f"MCP_DEFAULT_RATE={settings.MCP_DEFAULT_RATE!r} is not a rate like 100/m")
+        )
+    if settings.MCP_MAX_BODY_BYTES < 1024:
+        problems.append(Problem("mcpsite.E002", "MCP_MAX_BODY_BYTES must be at least 1024"))
+    if settings.HTTP_MAX_BODY_BYTES < settings.MCP_MAX_BODY_BYTES:
+        problems.append(Problem("mcpsite.E003", "HTTP_MAX_BODY_BYTES must be at least MCP_MAX_BODY_BYTES"))
+    if not 0 < settings.HTTP_BODY_TIMEOUT_S <= 600:
+        problems.append(Problem("mcpsite.E004", "HTTP_BODY_TIMEOUT_S must be more than 0 and at most 600"))
+    return problems
 
 
 @checks.register(checks.Tags.security)
 def check_platform_settings(app_configs, **kwargs):
-    errors = []
-    if not RATE_RE.match(settings.MCP_DEFAULT_RATE):
-        errors.append(
-            checks.Error(
-                f"MCP_DEFAULT_RATE={settings.MCP_DEFAULT_RATE!r} is not a rate like 100/m",
-                id="mcpsite.E001",
-            )
-        )
-    if settings.MCP_MAX_BODY_BYTES < 1024:
-        errors.append(checks.Error("MCP_MAX_BODY_BYTES must be at least 1024", id="mcpsite.E002"))
-    if settings.HTTP_MAX_BODY_BYTES < settings.MCP_MAX_BODY_BYTES:
-        errors.append(checks.Error("HTTP_MAX_BODY_BYTES must be at least MCP_MAX_BODY_BYTES", id="mcpsite.E003"))
-    if not 0 < settings.HTTP_BODY_TIMEOUT_S <= 600:
-        errors.append(checks.Error("HTTP_BODY_TIMEOUT_S must be more than 0 and at most 600", id="mcpsite.E004"))
-    return errors
+    return check_messages(settings_problems())

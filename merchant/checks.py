@@ -9,13 +9,14 @@ from django.conf import settings
 from django.core import checks
 from django.db import connections
 
+from mcpsite.core.problems import Problem, check_messages
 
-@checks.register("merchant")
-def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
-    errors: list[checks.CheckMessage] = []
+
+def settings_problems() -> list[Problem]:
+    problems: list[Problem] = []
 
     def error(msg: str, id_: str) -> None:
-        errors.append(checks.Error(msg, id=f"merchant.{id_}"))
+        problems.append(Problem(f"merchant.{id_}", msg))
 
     if settings.MEILISEARCH_URL and urlsplit(settings.MEILISEARCH_URL).scheme not in {"http", "https"}:
         error(f"MEILISEARCH_URL must be an http(s) URL, got {settings.MEILISEARCH_URL!r}", "E001")
@@ -45,13 +46,19 @@ def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
             error(f"MERCHANT_SIGNING_KEY is not a usable key ({type(exc).__name__}); see docs/apps/merchant.md", "E008")
         else:
             if algorithm == "HS256" and len(key) < 32:
-                errors.append(
-                    checks.Warning(
+                problems.append(
+                    Problem(
+                        "merchant.W001",
                         "MERCHANT_SIGNING_KEY is a short HS256 secret; use at least 32 random bytes",
-                        id="merchant.W001",
+                        warning=True,
                     )
                 )
-    return errors
+    return problems
+
+
+@checks.register("merchant")
+def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    return check_messages(settings_problems())
 
 
 @checks.register(checks.Tags.database)
@@ -70,12 +77,13 @@ def check_trigram_ctype(app_configs=None, databases=None, **kwargs) -> list[chec
             trigrams, ctype = cursor.fetchone()
         if not trigrams:
             warnings.append(
-                checks.Warning(
+                Problem(
+                    "merchant.W002",
                     f"Database {alias!r} has LC_CTYPE {ctype!r}: pg_trgm yields no trigrams for Japanese, so "
                     "merchant's search cannot use its index for Japanese words.",
                     hint="Create the database with a UTF-8 ctype: "
                     "CREATE DATABASE … LC_CTYPE 'C.UTF-8' TEMPLATE template0.",
-                    id="merchant.W002",
+                    warning=True,
                 )
             )
-    return warnings
+    return check_messages(warnings)
