@@ -51,12 +51,12 @@ def staff_user(django_user_model, username: str, *apps: str):
     return user
 
 
-@pytest.fixture
-def demo_world(db, monkeypatch):
+def seed_dashboard_world(monkeypatch) -> ApiKey:
     """`make demo`'s data, plus what it leaves out: tool calls, a failed message and a failed reminder delivery, a
     sale, a product running out."""
+    from cinema.models import Reservation
     from merchant import services as merchant_services
-    from merchant.models import Product
+    from merchant.models import InventoryMovement, Product
     from reminders.models import Contact, Message, Reminder, ReminderDelivery
 
     monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "demo-admin-password-123")
@@ -82,11 +82,19 @@ def demo_world(db, monkeypatch):
         request_id="old",
         created_at=now - datetime.timedelta(days=2),
     )
-    products = list(Product.objects.order_by("pk")[:2])
+    products = list(Product.objects.filter(inventory_count__gt=6).order_by("pk")[:6])
+    for product in products[2:]:
+        for units in (1, 2, 3):
+            merchant_services.inventory_adjust(product_id=product.pk, delta=-units, reason="sale", note="", user=None)
     merchant_services.inventory_adjust(product_id=products[0].pk, delta=-2, reason="sale", note="", user=None)
     merchant_services.inventory_adjust(
         product_id=products[1].pk, delta=-products[1].inventory_count, reason="sale", note="", user=None
     )
+    # The demo books and sells everything "now"; spread it over the dashboard's 14 days.
+    for n, pk in enumerate(Reservation.objects.order_by("pk").values_list("pk", flat=True)):
+        Reservation.objects.filter(pk=pk).update(reserved_at=now - datetime.timedelta(days=n % 9 + n % 5, hours=n % 7))
+    for n, pk in enumerate(InventoryMovement.objects.filter(reason="sale").values_list("pk", flat=True)):
+        InventoryMovement.objects.filter(pk=pk).update(created_at=now - datetime.timedelta(days=n * 3))
     contact = Contact.objects.first()
     Message.objects.create(
         owner=contact.owner,
@@ -107,6 +115,11 @@ def demo_world(db, monkeypatch):
         error="SMTP 550",
     )
     return key
+
+
+@pytest.fixture
+def demo_world(db, monkeypatch):
+    return seed_dashboard_world(monkeypatch)
 
 
 # --- who sees what ------------------------------------------------------------------------------------------
