@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-LABEL_WIDTH = 96  # the category labels' column
+LABEL_WIDTH = 112  # the category labels' column
 VALUE_ROOM = 104  # room right of the longest bar for its value
 BAR_HEIGHT = 13
 BAR_GAP = 2  # between the bars of one category
