@@ -12,7 +12,7 @@ register = template.Library()
 
 def fiscal_year_param(value: str | None) -> int | None:
     """`?fiscal_year=2025` picks another year of the ledger block; anything else means the current year."""
-    return int(value) if value and value.isascii() and value.isdigit() and 1900 <= int(value) <= 9998 else None
+    return int(value) if value and value.isascii() and value.isdigit() and 1900 <= int(value) <= 2999 else None
 
 
 @register.inclusion_tag("admin/dashboard/dashboard.html", takes_context=True)

@@ -7,7 +7,6 @@ The browser half (two staff members, a chart's link, screenshots) is test_dashbo
 from __future__ import annotations
 
 import datetime
-import io
 import math
 import random
 import re
@@ -16,7 +15,6 @@ from html import unescape
 
 import pytest
 from django.contrib.auth.models import Permission
-from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -52,15 +50,16 @@ def staff_user(django_user_model, username: str, *apps: str):
 
 
 def seed_dashboard_world(monkeypatch) -> ApiKey:
-    """`make demo`'s data, plus what it leaves out: tool calls, a failed message and a failed reminder delivery, a
-    sale, a product running out."""
+    """The i18n crawl's world (`make demo`'s data with a failed message and the like), plus what the dashboard
+    shows: tool calls, a failed reminder delivery, sales, a product running out, bookings over 14 days."""
     from cinema.models import Reservation
     from merchant import services as merchant_services
     from merchant.models import InventoryMovement, Product
-    from reminders.models import Contact, Message, Reminder, ReminderDelivery
+    from reminders.models import Reminder, ReminderDelivery
 
-    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "demo-admin-password-123")
-    call_command("seed_demo", stdout=io.StringIO(), stderr=io.StringIO())
+    from .test_i18n import seed_demo_world
+
+    seed_demo_world(monkeypatch)
     key = ApiKey.objects.get(name="demo key")
     now = timezone.now()
     ToolCall.objects.bulk_create(
@@ -95,20 +94,10 @@ def seed_dashboard_world(monkeypatch) -> ApiKey:
         Reservation.objects.filter(pk=pk).update(reserved_at=now - datetime.timedelta(days=n % 9 + n % 5, hours=n % 7))
     for n, pk in enumerate(InventoryMovement.objects.filter(reason="sale").values_list("pk", flat=True)):
         InventoryMovement.objects.filter(pk=pk).update(created_at=now - datetime.timedelta(days=n * 3))
-    contact = Contact.objects.first()
-    Message.objects.create(
-        owner=contact.owner,
-        contact=contact,
-        platform="email",
-        address=contact.email,
-        text="明日の打ち合わせ",
-        status="failed",
-        failure_reason="SMTP 550",
-    )
     reminder = Reminder.objects.first()
     ReminderDelivery.objects.create(
         reminder=reminder,
-        occurrence_at=reminder.time,
+        occurrence_at=reminder.time + datetime.timedelta(days=1),
         delivered_at=now,
         channel="email",
         status="failed",
@@ -167,10 +156,11 @@ def test_every_number_links_to_a_working_filtered_changelist_with_those_rows(dem
 def test_numbers_match_the_data(demo_world, admin_client):
     html = dashboard_html(admin_client)
     tools = re.search(r"<caption>ツール別</caption>.*?</table>", html, re.S).group(0)
-    # get_movie_list: the 20 calls of the last 24 hours (i % 3 == 0), not the one two days old.
+    # get_movie_list: the 20 calls of the last 24 hours (i % 3 == 0) and the i18n world's one, not the one two
+    # days old.
     row = re.search(r"<td>get_movie_list</td>(.*?)</tr>", tools, re.S).group(1)
     calls, failed = [int(n) for n in re.findall(r'data-rows="(\d+)"', row)]
-    assert calls == 20 and failed == len([i for i in range(0, 60, 3) if i % 11 == 0])
+    assert calls == 21 and failed == len([i for i in range(0, 60, 3) if i % 11 == 0])
     assert 'id="trial-balance"' in html and "貸借一致" in html
 
 
@@ -286,6 +276,16 @@ def test_ledger_months_of_the_fiscal_year_and_the_account_type_filter(admin_clie
     assert response.context["cl"].result_list[0].debit_total == Decimal("1000.50")
     page = admin_client.get("/admin/?fiscal_year=2025").content.decode()
     assert "2025年度" in page and "¥1,000.50" in page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("value", ["abc", "-1", "99999", "9998", "２０２５", "2025.5", ""])
+def test_a_bad_fiscal_year_shows_the_current_one(admin_client, value):
+    from ledger.selectors import fiscal_year_of
+
+    response = admin_client.get("/admin/", {"fiscal_year": value})
+    assert response.status_code == 200
+    assert f"{fiscal_year_of(timezone.localdate())}年度" in response.content.decode()
 
 
 # --- bounded queries ----------------------------------------------------------------------------------------
