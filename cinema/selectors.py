@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce, NullIf, TruncDate
 from django.utils import timezone
 
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
@@ -290,3 +291,79 @@ def reservation_get(*, public_id: str) -> Reservation | None:
 def reservation_seat_labels(*, reservation: Reservation) -> list[str]:
     """The reservation's seats in seat-map order (kept after a cancellation, for the record)."""
     return list(reservation.seats.order_by("seat__row", "seat__column").values_list("seat__label", flat=True))
+
+
+# --- the staff dashboard ----------------------------------------------------------------------
+
+NEARLY_FULL_PERMILLE = 800  # a show 80 % sold or more is "nearly full" on the dashboard
+
+
+@dataclass(frozen=True, slots=True)
+class ShowOccupancy:
+    schedule_pk: int
+    public_id: str
+    start_time: datetime.time
+    title: str
+    theater: str
+    booked: int
+    capacity: int
+
+    @property
+    def permille(self) -> int:
+        return self.booked * 1000 // self.capacity if self.capacity else 0
+
+    @property
+    def nearly_full(self) -> bool:
+        return self.permille >= NEARLY_FULL_PERMILLE
+
+
+@dataclass(frozen=True, slots=True)
+class DayShows:
+    date: datetime.date
+    total: int  # every show that day; `shows` holds the fullest `limit` of them
+    shows: list[ShowOccupancy]
+
+
+def show_occupancy_list(*, date: datetime.date, limit: int) -> DayShows:
+    """The day's `limit` fullest shows (booked seats over sellable seats, in SQL), then by start time; two
+    queries whatever the number of shows or bookings."""
+    capacity = (
+        Seat.objects.filter(theater=OuterRef("theater_id"), blocked=False)
+        .order_by()
+        .values("theater_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    booked = (
+        ReservedSeat.objects.filter(schedule=OuterRef("pk"), active=True)
+        .order_by()
+        .values("schedule_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    shows = (
+        Schedule.objects.filter(date=date)
+        .annotate(capacity=Coalesce(Subquery(capacity), 0), booked=Coalesce(Subquery(booked), 0))
+        .annotate(permille=F("booked") * 1000 / NullIf(F("capacity"), 0))
+        .order_by(F("permille").desc(nulls_last=True), "start_time", "theater__name")
+        .values_list("pk", "public_id", "start_time", "movie__title", "theater__name", "booked", "capacity")
+    )
+    return DayShows(
+        date=date,
+        total=Schedule.objects.filter(date=date).count(),
+        shows=[ShowOccupancy(*row) for row in shows[:limit]],
+    )
+
+
+def reservation_counts_by_day(*, since: datetime.datetime, until: datetime.datetime) -> dict[datetime.date, int]:
+    """Reservations made in [since, until) per local day (cancelled ones too: they were bookings that day); one
+    GROUP BY query, days without bookings absent."""
+    rows = (
+        Reservation.objects.filter(reserved_at__gte=since, reserved_at__lt=until)
+        .annotate(day=TruncDate("reserved_at", tzinfo=timezone.get_current_timezone()))
+        .order_by()
+        .values("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+    )
+    return dict(rows)

@@ -19,7 +19,7 @@ from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
 from . import selectors, services
-from .models import Account, JournalEntry, JournalLine
+from .models import Account, AccountType, JournalEntry, JournalLine
 from .services import LineInput
 
 
@@ -171,10 +171,26 @@ class JournalLineInline(admin.TabularInline):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
+class AccountTypeFilter(admin.SimpleListFilter):
+    """Entries with a line on an account of the chosen type (the dashboard's monthly revenue and expenses open
+    this). A subquery, not a join on the lines: a join would multiply the rows the list's amount sums."""
+
+    title = _("account type")
+    parameter_name = "account_type"
+
+    def lookups(self, request, model_admin):
+        return AccountType.choices
+
+    def queryset(self, request, queryset):
+        if self.value() not in AccountType.values:
+            return queryset
+        return queryset.filter(pk__in=JournalLine.objects.filter(account__type=self.value()).values("entry_id"))
+
+
 @admin.register(JournalEntry)
 class JournalEntryAdmin(StaffModelAdmin):
     list_display = ["date", "description", "amount", "created_by", "reversal_of", "is_reversed"]
-    list_filter = ["date"]
+    list_filter = ["date", AccountTypeFilter]
     search_fields = ["description", "=id"]
     date_hierarchy = "date"
     fields = ["date", "description", "created_by", "reversal_of"]

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from django.db import connection
 from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
-from django.db.models.functions import Cast, Coalesce, Round
+from django.db.models.functions import Cast, Coalesce, Round, TruncMonth
 
 from mcpsite.core.errors import NotFound
 
@@ -203,3 +203,59 @@ def unbalanced_entry_ids() -> list:
         .filter(Q(n__lt=2) | ~Q(debit=F("credit")))
         .values_list("id", flat=True)
     )
+
+
+# --- the staff dashboard ----------------------------------------------------------------------
+
+FISCAL_YEAR_START_MONTH = 4  # April to March, as most Japanese small businesses keep their books
+
+
+def fiscal_year_of(day: datetime.date) -> int:
+    """The fiscal year `day` falls in, named by the calendar year it starts in (2025 = 2025-04-01 – 2026-03-31)."""
+    return day.year if day.month >= FISCAL_YEAR_START_MONTH else day.year - 1
+
+
+def fiscal_year_months(year: int) -> list[datetime.date]:
+    """The first day of each of the fiscal year's twelve months."""
+    return [
+        datetime.date(year + (FISCAL_YEAR_START_MONTH + i - 1) // 12, (FISCAL_YEAR_START_MONTH + i - 1) % 12 + 1, 1)
+        for i in range(12)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class MonthResult:
+    month: datetime.date  # the first day of the month
+    revenue: Decimal
+    expenses: Decimal
+
+
+def revenue_expenses_by_month(*, year: int) -> list[MonthResult]:
+    """Revenue and expenses of each month of fiscal `year` (on their normal sides, so a reversal nets out):
+    one GROUP BY month and account type over the lines."""
+    months = fiscal_year_months(year)
+    end = datetime.date(year + 1, FISCAL_YEAR_START_MONTH, 1)
+    rows = (
+        JournalLine.objects.filter(
+            entry__date__gte=months[0],
+            entry__date__lt=end,
+            account__type__in=[AccountType.REVENUE, AccountType.EXPENSE],
+        )
+        .annotate(month=TruncMonth("entry__date"))
+        .order_by()
+        .values("month", "account__type")
+        .annotate(debit=_sum("debit"), credit=_sum("credit"))
+    )
+    totals: dict[tuple[datetime.date, str], Decimal] = {}
+    for row in rows:
+        month = row["month"].date() if isinstance(row["month"], datetime.datetime) else row["month"]
+        debit, credit = _amount(row["debit"]), _amount(row["credit"])
+        totals[month, row["account__type"]] = (
+            credit - debit if row["account__type"] == AccountType.REVENUE else debit - credit
+        )
+    return [
+        MonthResult(
+            month, totals.get((month, AccountType.REVENUE), ZERO), totals.get((month, AccountType.EXPENSE), ZERO)
+        )
+        for month in months
+    ]

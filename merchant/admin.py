@@ -17,8 +17,7 @@ from . import services
 from .forms import StockAdjustmentForm
 from .models import InventoryMovement, Product
 from .search_keys import normalize
-
-LOW_STOCK = 10
+from .selectors import LOW_STOCK
 
 
 class StockFilter(admin.SimpleListFilter):

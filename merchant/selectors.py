@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .models import Product
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from .models import InventoryMovement, Product
 from .search import DatabaseSearch, get_backend
 from .search_backend import SearchBackendError
 
@@ -78,3 +83,40 @@ def inventory_counts(*, product_ids: list[int]) -> dict[int, int]:
 def products_for_cart(*, product_ids: Iterable[int]) -> dict[int, Product]:
     """Active products by id (inactive ones are not for sale). One query."""
     return Product.objects.filter(active=True).in_bulk(set(product_ids))
+
+
+# --- the staff dashboard ----------------------------------------------------------------------
+
+LOW_STOCK = 10  # at or below this many units a product is "low" (the admin's stock filter and the dashboard)
+
+
+@dataclass(frozen=True)
+class LowStock:
+    out_of_stock: int  # active products with none left
+    low: int  # active products with 1…LOW_STOCK left
+    products: list[Product]  # the `limit` active products with the least stock
+
+
+def product_low_stock(*, limit: int) -> LowStock:
+    """Active products at or below LOW_STOCK, fewest first: two queries however many products there are."""
+    low = Product.objects.filter(active=True, inventory_count__lte=LOW_STOCK)
+    counts = low.aggregate(
+        out=Count("id", filter=Q(inventory_count=0)), low=Count("id", filter=Q(inventory_count__gt=0))
+    )
+    return LowStock(counts["out"], counts["low"], list(low.order_by("inventory_count", "sku")[:limit]))
+
+
+def sales_units_by_day(*, since: datetime.datetime, until: datetime.datetime) -> dict[datetime.date, int]:
+    """Units sold in [since, until) per local day (the stock movements recorded as sales); one GROUP BY query,
+    days without sales absent."""
+    rows = (
+        InventoryMovement.objects.filter(
+            reason=InventoryMovement.Reason.SALE, created_at__gte=since, created_at__lt=until
+        )
+        .annotate(day=TruncDate("created_at", tzinfo=timezone.get_current_timezone()))
+        .order_by()
+        .values("day")
+        .annotate(units=Sum("delta"))
+        .values_list("day", "units")
+    )
+    return {day: -units for day, units in rows}  # a sale's delta is negative

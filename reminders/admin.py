@@ -233,3 +233,28 @@ class ReminderAdmin(StaffModelAdmin):
     @admin.display(description=_("deliveries"), ordering="delivered")
     def delivered_count(self, obj):
         return obj.delivered
+
+
+@admin.register(ReminderDelivery)
+class ReminderDeliveryAdmin(StaffModelAdmin):
+    """Every delivered occurrence across reminders (the dashboard's failed deliveries open this list); written
+    only by the scheduler, so read-only here."""
+
+    list_display = ["delivered_at", "reminder", "occurrence_at", "channel", "status_badge", "late", "error"]
+    list_filter = ["status", "channel", "late"]
+    date_hierarchy = "delivered_at"
+    search_fields = ["reminder__public_id", "error"]
+    list_select_related = ["reminder"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description=_("status"), ordering="status")
+    def status_badge(self, obj):
+        return _badge(obj.status)

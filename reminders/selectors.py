@@ -10,7 +10,7 @@ from rapidfuzz import fuzz, process
 
 from mcpsite.core.text import name_key
 
-from .models import Contact, Event, Profile, Reminder
+from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -66,4 +66,27 @@ def feed_reminders(*, owner: User, limit: int) -> list[Reminder]:
         Reminder.objects.filter(owner=owner, is_active=True, next_fire_at__isnull=False).order_by("next_fire_at")[
             :limit
         ]
+    )
+
+
+# --- the staff dashboard ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeliveryHealth:
+    due: int  # active reminders whose next occurrence falls in [start, end)
+    failed_messages: int  # messages that failed since `failed_since`
+    failed_deliveries: int  # reminder occurrences whose delivery failed since `failed_since`
+
+
+def delivery_health(
+    *, start: datetime.datetime, end: datetime.datetime, failed_since: datetime.datetime
+) -> DeliveryHealth:
+    """Reminders due in [start, end) and failures since `failed_since`: three COUNT queries."""
+    return DeliveryHealth(
+        due=Reminder.objects.filter(is_active=True, next_fire_at__gte=start, next_fire_at__lt=end).count(),
+        failed_messages=Message.objects.filter(status=Message.Status.FAILED, created_at__gte=failed_since).count(),
+        failed_deliveries=ReminderDelivery.objects.filter(
+            status=ReminderDelivery.Status.FAILED, delivered_at__gte=failed_since
+        ).count(),
     )

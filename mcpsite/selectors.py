@@ -1,0 +1,62 @@
+"""Platform reads: the tool-call audit log summarised for the staff dashboard."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Case, Count, F, IntegerField, Q, Sum, Value, When
+
+from .models import ToolCall, ToolCallOutcome
+
+FAILED_OUTCOMES = [o for o in ToolCallOutcome.values if o != ToolCallOutcome.OK]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStats:
+    key: str | int | None  # the tool name, or the API key's pk (None: calls without a key, e.g. stdio)
+    calls: int
+    failed: int
+    p95_ms: int  # nearest-rank 95th percentile of the duration
+
+    @property
+    def failed_percent(self) -> float:
+        return 100 * self.failed / self.calls if self.calls else 0.0
+
+
+def tool_call_stats(*, since: datetime.datetime, by: str) -> list[ToolCallStats]:
+    """Calls since `since` grouped `by` "tool" or "api_key": how many, how many failed, and the p95 duration.
+
+    One query, the same SQL on SQLite (which has no percentile aggregate) and PostgreSQL, and one row per group
+    leaves the database. The calls are first counted per (group, duration) — a histogram, as many rows as distinct
+    durations, read in order from a covering index (ToolCall's *_duration_idx) — then running sums over the
+    histogram find the nearest-rank p95: the smallest duration whose running count reaches ⌈0.95·n⌉ (integer
+    arithmetic: cum·20 ≥ n·19). Most calls first.
+    """
+    if by not in {"tool", "api_key"}:
+        raise ValueError(f"tool_call_stats: unknown grouping {by!r}")
+    failed = Case(When(Q(outcome__in=FAILED_OUTCOMES), then=Value(1)), default=Value(0), output_field=IntegerField())
+    histogram = (
+        ToolCall.objects.filter(created_at__gte=since)
+        .order_by()
+        .values(grp=F("api_key_id" if by == "api_key" else "tool"), d=F("duration_ms"))
+        .annotate(c=Count("id"), f=Sum(failed))
+    )
+    inner, params = histogram.query.sql_with_params()
+    # (Django cannot put a window over an aggregate of the same query; the histogram is the ORM's own SQL.)
+    sql = f"""
+        SELECT grp, MAX(n), MAX(n_failed), MIN(d) FROM (
+            SELECT grp, d,
+                   SUM(c) OVER (PARTITION BY grp ORDER BY d) AS cum,
+                   SUM(c) OVER (PARTITION BY grp) AS n,
+                   SUM(f) OVER (PARTITION BY grp) AS n_failed
+            FROM ({inner}) histogram
+        ) ranked
+        WHERE cum * 20 >= n * 19
+        GROUP BY grp
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = [ToolCallStats(grp, int(n), int(n_failed), int(p95)) for grp, n, n_failed, p95 in cursor.fetchall()]
+    return sorted(rows, key=lambda row: (-row.calls, str(row.key)))
