@@ -2,12 +2,12 @@
 
 Every booking hashes its password with the configured argon2id hasher, so the most one server can do is
 the machine's hashing rate. Standalone: a fresh database on the throwaway PostgreSQL of `scripts/testpg`
-($TESTPG_PORT), `seed_cinema --scale 1` (a 500-seat theater), then two uvicorn servers (one worker each,
-as `make demo` runs): the site's settings, and the same with Django's connection pool
-(`OPTIONS={"pool": True}`, bench/settings_pool.py; skipped without psycopg_pool). Interleaved rounds
-(these machines are noisy): the hasher's rate with 2 threads in this process, then, per server, 16 agents
-(threads released together) each booking its own seats one request at a time on one new show. Every
-booking must succeed, and the database must hold each seat once: a double booking fails the benchmark.
+($TESTPG_PORT), `seed_cinema --scale 1` (a 500-seat theater), then one uvicorn server (one worker, as
+`make demo` runs) with the site's own settings, as shipped: Django's native PostgreSQL pool sized by
+DATABASE_POOL_SIZE, the tool thread pool of MCP_TOOL_THREADS (both printed). Interleaved rounds (these machines
+are noisy): the hasher's rate with 2 threads in this process, then 16 agents (threads released together) each
+booking its own seats one request at a time on one new show. Every booking must succeed, and the database must
+hold each seat once: a double booking fails the benchmark.
 
     .venv/bin/python bench/bench_cinema_booking.py [--rounds 3] [--agents 16] [--bookings 20]
 """
@@ -33,6 +33,7 @@ from common import ROOT, boot  # noqa: E402
 
 boot("cinema-booking", postgres=True)
 
+from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.hashers import make_password  # noqa: E402
 from django.core.management import call_command  # noqa: E402
@@ -72,7 +73,7 @@ class Server:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, "LOG_LEVEL": "WARNING"}
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "bench")])
+        env["PYTHONPATH"] = str(ROOT)
         self.log = tempfile.NamedTemporaryFile(prefix="bench-uvicorn-", suffix=".log", delete=False)  # noqa: SIM115
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "mcpsite.asgi:application", "--host", "127.0.0.1",
@@ -166,14 +167,7 @@ def main() -> None:
     owner = get_user_model().objects.create_user("bench-agent")
     _record, key = api_key_create(name="bench", owner=owner, scopes=["cinema"], rate="1000000/m")
 
-    variants = {"site settings": "mcpsite.settings"}
-    try:
-        import psycopg_pool  # noqa: F401
-
-        variants['OPTIONS={"pool": True}'] = "settings_pool"
-    except ImportError:
-        print("psycopg_pool is not installed: the pooled server is skipped", flush=True)
-    servers = {name: Server(module) for name, module in variants.items()}
+    servers = {"site settings": Server("mcpsite.settings")}
     rates: list[float] = []
     throughput: dict[str, list[float]] = {name: [] for name in servers}
     slot = 100  # after the seeded shows (one every 10 minutes from 00:00)
@@ -197,8 +191,11 @@ def main() -> None:
             server.stop()
 
     rate = statistics.median(rates)
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    shipped = f"pool {pool}, MCP_TOOL_THREADS {settings.MCP_TOOL_THREADS}"
     print(f"\ncinema reserve_seats over /rpc on PostgreSQL: {options.agents} agents x {options.bookings} bookings")
     print(f"(1 seat each, own seats, one show per round), median of {options.rounds} interleaved rounds")
+    print(f"server: 1 uvicorn worker, the site's settings ({shipped})")
     print(f"  argon2 hasher, 2 threads:            {rate:7.1f} hashes/s   1.00")
     for name, values in throughput.items():
         median = statistics.median(values)

@@ -1,7 +1,8 @@
 """Writes: booking, cancelling, password checks with throttling, theater layouts.
 
 Lock order (every write takes its locks in this order, so two writers never wait on each other
-in a cycle): the show (Schedule row) → the reservation → the day's reservation-id counter.
+in a cycle): the reservation → the day's reservation-id counter → the seats (in seat order). A booking
+takes no lock on the show: the partial unique index refuses a seat sold twice.
 Passwords are hashed before any transaction opens, so locks are held for milliseconds, not for
 the argon2 computation.
 """
@@ -83,12 +84,8 @@ def _customer_name_validate(name: str | None) -> str:
 # --- booking ----------------------------------------------------------------------------------
 
 
-def _schedule_for_booking(*, public_id: str, lock: bool) -> Schedule:
-    queryset = Schedule.objects.select_related("theater", "movie")
-    if lock:
-        # Locks the show: bookings of one show run one at a time between their check and insert.
-        queryset = queryset.select_for_update(of=("self",))
-    schedule = queryset.filter(public_id=public_id).first()
+def _schedule_for_booking(*, public_id: str) -> Schedule:
+    schedule = Schedule.objects.select_related("theater", "movie").filter(public_id=public_id).first()
     if schedule is None:
         raise NotFound(data=f"Schedule {public_id} not found")
     return schedule
@@ -165,25 +162,24 @@ def reservation_create(
     password_validate(password=password)
     name = _customer_name_validate(customer_name)
     now = timezone.now()
-    # Friendly checks without locks first, so a doomed request costs no argon2 hash.
-    schedule = _schedule_for_booking(public_id=schedule_id, lock=False)
+    # Friendly checks first, so a doomed request costs no argon2 hash.
+    schedule = _schedule_for_booking(public_id=schedule_id)
     _check_bookable(schedule, now)
     seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
     taken = _taken_labels(schedule=schedule, seats=seat_rows)
     if taken:
         raise _conflict(taken)
     password_hash = make_password(password)
-    # The seats again after the hash (a layout may have changed meanwhile), but before the show's lock: they
-    # are the theater's, which that lock does not protect, and every round trip under it is one all the show's
-    # other bookings wait for.
+    # The seats again after the hash: a layout may have changed meanwhile.
     seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
 
+    # No lock on the show: the partial unique index (one active booking per seat and show) is what refuses a
+    # seat sold meanwhile, and the day's counter row, locked from its increment to the commit, already runs
+    # the writes one at a time. A show lock (and the re-check under it) added two round trips to that
+    # one-at-a-time section, which every booking waits for (bench_cinema_booking: py-spy showed the server's
+    # threads waiting on PostgreSQL, not hashing).
     try:
         with transaction.atomic(durable=True):
-            schedule = _schedule_for_booking(public_id=schedule_id, lock=True)
-            taken = _taken_labels(schedule=schedule, seats=seat_rows)
-            if taken:
-                raise _conflict(taken)
             reservation = Reservation.objects.create(
                 public_id=reservation_id_next(day=timezone.localdate(now)),
                 schedule=schedule,
@@ -191,12 +187,17 @@ def reservation_create(
                 password_hash=password_hash,
                 reserved_at=now,
             )
+            # In seat order: two bookings inserting overlapping seats wait on each other in one order, never in
+            # a cycle (they could otherwise deadlock around midnight, when they increment different counters).
             ReservedSeat.objects.bulk_create(
-                [ReservedSeat(reservation=reservation, schedule=schedule, seat=seat) for seat in seat_rows]
+                [
+                    ReservedSeat(reservation=reservation, schedule=schedule, seat=seat)
+                    for seat in sorted(seat_rows, key=lambda seat: seat.pk)
+                ]
             )
     except IntegrityError:
-        # The partial unique index refused a seat someone else holds (the lock was bypassed or a
-        # writer outside this service raced us); nothing was written. Report it as the conflict it is.
+        # The partial unique index refused a seat another booking took after our check; nothing was written
+        # (the counter's increment is rolled back too, so numbers stay gapless). Report it as the conflict it is.
         taken = _taken_labels(schedule=schedule, seats=seat_rows)
         if not taken:
             raise

@@ -81,23 +81,20 @@ def test_concurrent_bookings_of_different_seats_all_succeed_with_unique_ids():
     assert len(set(outcome["ok"])) == 10
 
 
-def test_control_without_lock_and_constraint_the_race_double_sells(monkeypatch):
-    """Bypass the show lock and drop the partial unique index: overlapping bookings then oversell.
+def test_control_without_the_constraint_the_race_double_sells(monkeypatch):
+    """Drop the partial unique index: overlapping bookings then oversell.
 
-    This proves the two tests above are not passing by luck: the race is real.
+    This proves the two tests above are not passing by luck: the race is real, and the index (there is no
+    show lock) is what stops it.
     """
     schedule = _show()
-    real_schedule, real_taken = services._schedule_for_booking, services._taken_labels
-
-    def no_lock(*, public_id, lock):
-        return real_schedule(public_id=public_id, lock=False)
+    real_taken = services._taken_labels
 
     def slow_check(**kwargs):
         taken = real_taken(**kwargs)
         time.sleep(0.05)  # widen the check-then-insert window as a busy server would
         return taken
 
-    monkeypatch.setattr(services, "_schedule_for_booking", no_lock)
     monkeypatch.setattr(services, "_taken_labels", slow_check)
     constraint = next(c for c in ReservedSeat._meta.constraints if c.name == "cinema_one_active_booking_per_seat")
     with connection.schema_editor() as editor:
@@ -111,6 +108,46 @@ def test_control_without_lock_and_constraint_the_race_double_sells(monkeypatch):
         ReservedSeat.objects.all().delete()
         with connection.schema_editor() as editor:
             editor.add_constraint(ReservedSeat, constraint)
+
+
+def test_a_booking_takes_no_lock_on_the_show():
+    """Bookings of one show wait only on the day's counter, not on a show lock held through extra round trips.
+
+    Another transaction holds the show's row lock (FOR NO KEY UPDATE, as an edit of the show would: it still lets
+    the reservation's foreign-key check through); the booking must not wait for it (lock_timeout turns a wait
+    into an error instead of a hang).
+    """
+    import threading
+
+    from django.db import connections, transaction
+
+    from cinema.models import Schedule
+
+    schedule = _show()
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_show():
+        try:
+            with transaction.atomic():
+                Schedule.objects.select_for_update(no_key=True).get(pk=schedule.pk)
+                locked.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_show)
+    holder.start()
+    try:
+        assert locked.wait(30)
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '3s'")
+        booking = services.reservation_create(schedule_id=schedule.public_id, seats=["A1"], password="pw-123456")
+        assert booking.seat_labels == ["A1"]
+    finally:
+        release.set()
+        holder.join()
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
 
 
 # --- wrong reservation passwords: counted before hashing ----------------------------------------------

@@ -40,7 +40,7 @@ def test_a_crash_after_the_first_insert_books_nothing(seed_world, monkeypatch):
 
 
 def test_the_unique_index_backs_up_the_check(seed_world, monkeypatch):
-    """With the Python re-check switched off, the database still refuses the seat and we answer 409."""
+    """With the Python check switched off, the database still refuses the seat and we answer 409."""
     _book(seats=["A2"])
     monkeypatch.setattr(services, "_taken_labels", _taken_only_after_failure())
     with pytest.raises(Conflict) as info:
@@ -56,7 +56,7 @@ def _taken_only_after_failure():
 
     def taken(**kwargs):
         calls["n"] += 1
-        return [] if calls["n"] <= 2 else real(**kwargs)  # the pre-check and the locked re-check see nothing
+        return [] if calls["n"] <= 1 else real(**kwargs)  # the check before the hash sees nothing
 
     return taken
 

@@ -46,3 +46,21 @@ def test_versions_are_separate(cache):
     cache.set_many({"k": ("1", "x")}, timeout=60, version=2)
     assert cache.get_many(["k"]) == {}
     assert cache.get_many(["k"], version=2) == {"k": ("1", "x")}
+
+
+def test_single_key_calls_read_what_batches_wrote_and_back(cache):
+    cache.set_many({"a": ("13101", "東京都千代田区")}, timeout=60)
+    cache.set("b", (None, None), timeout=60)
+    assert cache.add("c", ("1", None), timeout=60) and not cache.add("c", ("2", None), timeout=60)
+    cache.set("n", 5, timeout=60)
+    assert cache.get("a") == ("13101", "東京都千代田区")
+    assert cache.get_many(["b", "c"]) == {"b": (None, None), "c": ("1", None)}
+    assert cache.incr("n") == 6 and cache.get("missing", "default") == "default"
+
+
+def test_a_tuple_holding_a_mutable_value_is_still_a_copy(cache):
+    value = ("13101", ["東京都"])
+    cache.set_many({"k": value}, timeout=60)
+    value[1].append("changed")
+    assert cache.get_many(["k"])["k"] == ("13101", ["東京都"])
+    assert cache.get("k") == ("13101", ["東京都"])

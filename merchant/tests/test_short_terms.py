@@ -63,3 +63,21 @@ def test_indexed_short_terms_equal_the_scan(budget, names, renamed, deleted, que
             Product.objects.filter(pk=products[index].pk).delete()
     text = " ".join(query)
     assert DatabaseSearch().search(text, limit=5) == DatabaseSearch(short_index=False).search(text, limit=5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    names=st.lists(words, min_size=1, max_size=12),
+    query=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), min_size=1, max_size=3),
+)
+def test_indexed_terms_of_any_length_equal_the_scan(budget, monkeypatch, names, query):
+    """Long terms too: the FTS5 trigram join (which stops at the cap) and the gram index find what a scan finds."""
+    Product.objects.all().delete()
+    for i, name in enumerate(names):
+        Product.objects.create(sku=f"P{i}", name=name, price_cents=100, inventory_count=1 if i % 5 else 0)
+    text = " ".join(query)
+    indexed = DatabaseSearch().search(text, limit=5)
+    with monkeypatch.context() as scan:
+        scan.setattr(search, "sqlite_has_fts", lambda alias: False)
+        scan.setattr(search, "sqlite_has_grams", lambda alias: False)
+        assert indexed == DatabaseSearch(short_index=False).search(text, limit=5)
