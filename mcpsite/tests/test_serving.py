@@ -17,10 +17,12 @@ from asgiref.sync import sync_to_async
 from asgiref.testing import ApplicationCommunicator
 from django.db import connection
 
-from mcpsite.mcp import dispatch
+from mcpsite.mcp import auth, dispatch
+from mcpsite.mcp.auth import api_key_from_scope, recent_keys
+from mcpsite.mcp.errors import Unauthorized
 from mcpsite.mcp.http import buffer_body
 from mcpsite.mcp.registry import ToolSpec, register, unregister
-from mcpsite.models import ToolCall
+from mcpsite.models import ApiKey, ToolCall
 from mcpsite.routing import Application
 
 from .live import free_port, live_site, mcp_session
@@ -100,6 +102,71 @@ async def test_initialize_counts_against_the_key(make_api_key):
     assert statuses == [200, 200, 200, 429]
     assert other_status == 200
     assert json.loads(body)["error"]["code"] == 429 and int(headers[b"retry-after"]) >= 1
+
+
+@pytest.fixture
+def key_clock(monkeypatch):
+    """The clock of the transports' key cache, moved by hand (no test waits on a real clock)."""
+    now = [1000.0]
+    monkeypatch.setattr(recent_keys, "clock", lambda: now[0])
+    recent_keys.clear()
+    yield now
+    recent_keys.clear()
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_key_revoked_elsewhere_stops_working_within_the_cache_bound(api_key, key_clock, settings):
+    """The transports trust a key they checked for MCP_API_KEY_CACHE_SECONDS without a query (a query and a thread
+    hop on every request was a hot spot of the MCP path). A deactivation the cache cannot see (another process, a
+    queryset update) takes effect when that bound has passed, not later."""
+    settings.MCP_API_KEY_CACHE_SECONDS = 5
+    key, raw = api_key
+    async with running_site() as app:
+        first, _, _ = await request(app, raw, ECHO)
+        await sync_to_async(ApiKey.objects.filter(pk=key.pk).update)(is_active=False)
+        within, _, _ = await request(app, raw, ECHO)
+        key_clock[0] += 5
+        after, _, body = await request(app, raw, ECHO)
+    assert (first, within, after) == (200, 200, 401)
+    assert json.loads(body)["error"]["code"] == 401
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_cached_key_is_not_looked_up_again(api_key, key_clock, monkeypatch):
+    """Within the bound a request authenticates without a lookup (no query, no worker thread)."""
+    key, raw = api_key
+    lookups = []
+    look_up = auth._authenticate_in_worker
+    monkeypatch.setattr(auth, "_authenticate_in_worker", lambda **kw: lookups.append(1) or look_up(**kw))
+    found = [await api_key_from_scope(_scope(raw)) for _ in range(3)]
+    key_clock[0] += 5
+    await api_key_from_scope(_scope(raw))
+    assert [k.pk for k in found] == [key.pk] * 3 and len(lookups) == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_key_changed_in_this_process_is_refused_at_once(api_key, key_clock):
+    """Saving the key (the admin's change form) or its owner empties the cache: no wait for the bound."""
+    key, raw = api_key
+    await api_key_from_scope(_scope(raw))
+    key.is_active = False
+    await sync_to_async(key.save)()
+    with pytest.raises(Unauthorized):
+        await api_key_from_scope(_scope(raw))
+    key.is_active = True
+    await sync_to_async(key.save)()
+    await api_key_from_scope(_scope(raw))
+    key.owner.is_active = False
+    await sync_to_async(key.owner.save)()
+    with pytest.raises(Unauthorized):
+        await api_key_from_scope(_scope(raw))
+
+
+def _scope(raw_key: str) -> dict:
+    return {"type": "http", "headers": [(b"authorization", f"Bearer {raw_key}".encode())]}
 
 
 @pytest.mark.anyio
