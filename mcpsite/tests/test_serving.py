@@ -66,9 +66,9 @@ async def request(app, raw_key: str, message: dict | None, method="POST", header
     scope = {
         "type": "http", "method": method, "path": "/mcp", "query_string": b"", "scheme": "http",
         "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
-        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
-                    (b"accept", b"application/json, text/event-stream"),
-                    (b"authorization", f"Bearer {raw_key}".encode()), *headers],
+        "headers": list({**{b"host": b"127.0.0.1:8000", b"content-type": b"application/json",
+                            b"accept": b"application/json, text/event-stream",
+                            b"authorization": f"Bearer {raw_key}".encode()}, **dict(headers)}.items()),
     }  # fmt: skip
     http = ApplicationCommunicator(app, scope)
     await http.send_input({"type": "http.request", "body": json.dumps(message).encode() if message else b""})
@@ -167,6 +167,65 @@ async def test_a_key_changed_in_this_process_is_refused_at_once(api_key, key_clo
 
 def _scope(raw_key: str) -> dict:
     return {"type": "http", "headers": [(b"authorization", f"Bearer {raw_key}".encode())]}
+
+
+def _call(id_, name, arguments=None, **params):
+    if arguments is not None:
+        params["arguments"] = arguments
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, **params}}
+
+
+# Every kind of answer a stateless tools/call can get: a result, in-band and JSON-RPC errors, the SDK's own
+# validation, protocol versions (absent, handshake-era), a progress token, a notification and a batch (both left
+# to the SDK), a wrong Accept and Content-Type.
+ANSWER_CASES = [
+    (ECHO, ()),
+    (_call("s-1", "test_echo", {"text": "映画", "count": 2}), ((b"mcp-protocol-version", b"2025-11-25"),)),
+    (_call(3, "test_echo", {"text": "x"}), ((b"mcp-protocol-version", b"2025-06-18"),)),
+    (_call(4, "test_echo", {"count": "two"}), ()),
+    (_call(5, "test_echo", [1]), ()),
+    (_call(6, "test_echo"), ()),
+    (_call(7, "no_such_tool", {}), ()),
+    (_call(8, "test_conflict", {}), ()),
+    (_call(9, "test_throttled", {}), ()),
+    (_call(10, "test_inband", {}), ()),
+    (_call(11, "test_echo", {"text": "x"}, _meta={"progressToken": "p1"}), ()),
+    ({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"arguments": {}}}, ()),
+    ({"jsonrpc": "2.0", "id": 13, "method": "tools/call"}, ()),
+    ({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "test_echo"}}, ()),
+    ([ECHO], ()),
+    (ECHO, ((b"accept", b"text/html"),)),
+    (ECHO, ((b"content-type", b"text/plain"),)),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_direct_tools_call_answers_exactly_as_the_sdk(make_api_key, monkeypatch):
+    """Stateless JSON-response tools/call is answered without the SDK's per-request transport (bench hot spot);
+    every answer (status, headers, body bytes) is the one the SDK's own path gives, and only tools/call that the
+    SDK would dispatch takes the direct path."""
+    make = sync_to_async(make_api_key)
+    (_direct_key, direct_raw), (_sdk_key, sdk_raw) = await make(), await make(name="sdk")
+    through_sdk = []
+    async with running_site() as app:
+        assert app.mcp.direct_tools_call
+        sdk_handle = app.mcp.manager.handle_request
+
+        async def counted(*args):
+            through_sdk.append(1)
+            await sdk_handle(*args)
+
+        monkeypatch.setattr(app.mcp.manager, "handle_request", counted)
+        direct = [await request(app, direct_raw, message, headers=headers) for message, headers in ANSWER_CASES]
+        direct_through_sdk = len(through_sdk)
+        app.mcp.direct_tools_call = False
+        sdk = [await request(app, sdk_raw, message, headers=headers) for message, headers in ANSWER_CASES]
+    for (message, _headers), one, other in zip(ANSWER_CASES, direct, sdk, strict=True):
+        assert one == other, message
+    assert json.loads(direct[0][2])["result"]["structuredContent"] == {"echo": "x", "transport": "http"}
+    assert direct_through_sdk == 4  # the notification, the batch, the wrong Accept and Content-Type
+    assert len(through_sdk) == direct_through_sdk + len(ANSWER_CASES)
 
 
 @pytest.mark.anyio
