@@ -5,6 +5,8 @@
    PostgreSQL. Runs alternate (bare, MCP, bare, MCP, ...) and the medians are compared.
 2. Scale-out: the MCP path at 2 uvicorn workers ÷ 1 worker, on PostgreSQL with the limits in Redis.
 3. wrk's own ceiling (an ASGI handler that does nothing), to show the load generator is not the bottleneck.
+4. The server process's CPU time per request on each path: on cores shared with other jobs the rates swing with the
+   machine's load, the CPU a request costs much less.
 
 PostgreSQL is a cluster of its own with the durable defaults (fsync, synchronous_commit on), not the test
 cluster (fsync off), and Redis a private redis-server; both are removed at exit.
@@ -136,6 +138,20 @@ class Server:
         self.proc.wait(timeout=30)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wrk_with_cpu(server: Server, path: str, body: dict | None, headers: dict, seconds: int) -> tuple[float, float]:
+    """Requests per second, and the server process's CPU milliseconds per request: the rate depends on what else
+    the shared cores run at the time, the CPU each request costs the server much less."""
+    before = cpu_seconds(server.proc.pid)
+    rate = wrk(f"{server.url}{path}", body, headers, seconds)
+    return rate, 1000 * (cpu_seconds(server.proc.pid) - before) / (rate * seconds)
+
+
 def wrk(url: str, body: dict | None, headers: dict, seconds: int) -> float:
     """Requests per second; any non-2xx answer or socket error fails the benchmark."""
     lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(json.dumps(body or {}))}"]
@@ -173,19 +189,22 @@ def compare(label: str, env: dict, key: str, seconds: int, rounds: int) -> float
         headers = {**MCP_HEADERS, "Authorization": f"Bearer {key}"}
         wrk(f"{bare.url}/", CALL["params"]["arguments"], {"Content-Type": "application/json"}, 2)  # warm-up
         wrk(f"{mcp.url}/mcp", CALL, headers, 2)
-        bare_rates, mcp_rates = [], []
+        bare_runs, mcp_runs = [], []
         for _ in range(rounds):
-            bare_rates.append(wrk(f"{bare.url}/", CALL["params"]["arguments"], {"Content-Type": "application/json"},
-                                  seconds))  # fmt: skip
-            mcp_rates.append(wrk(f"{mcp.url}/mcp", CALL, headers, seconds))
+            bare_runs.append(wrk_with_cpu(bare, "/", CALL["params"]["arguments"],
+                                          {"Content-Type": "application/json"}, seconds))  # fmt: skip
+            mcp_runs.append(wrk_with_cpu(mcp, "/mcp", CALL, headers, seconds))
         ceiling = wrk(f"{bare.url}/noop", None, {}, 2)
     finally:
         bare.stop()
         mcp.stop()
-    ratio = statistics.median(mcp_rates) / statistics.median(bare_rates)
-    print(f"{label:<11} MCP tools/call {statistics.median(mcp_rates):7.1f} req/s | bare ASGI handler calling the "
-          f"same tool function {statistics.median(bare_rates):7.1f} req/s | MCP tools/call ÷ bare ASGI handler "
-          f"{ratio:.2f}x  (wrk ceiling {ceiling:.0f} req/s)", flush=True)  # fmt: skip
+    mcp_rate, bare_rate = (statistics.median(rate for rate, _ in runs) for runs in (mcp_runs, bare_runs))
+    mcp_cpu, bare_cpu = (statistics.median(cpu for _, cpu in runs) for runs in (mcp_runs, bare_runs))
+    ratio = mcp_rate / bare_rate
+    print(f"{label:<11} MCP tools/call {mcp_rate:7.1f} req/s | bare ASGI handler calling the same tool function "
+          f"{bare_rate:7.1f} req/s | MCP tools/call ÷ bare ASGI handler {ratio:.2f}x  (wrk ceiling {ceiling:.0f} "
+          f"req/s)\n{'':<11} server CPU per request: MCP {mcp_cpu:.1f} ms | bare {bare_cpu:.1f} ms | bare ÷ MCP "
+          f"{bare_cpu / mcp_cpu:.2f}x", flush=True)  # fmt: skip
     return ratio
 
 

@@ -1,6 +1,6 @@
 """The baseline of bench_serving.py: the same tool function behind a bare ASGI handler, no MCP, no auth, no limits,
-no audit. It runs the function as the site does (a worker thread, the site's connection settings: SQLite kept per
-thread, PostgreSQL through Django's pool), so the ratio measures what the MCP path adds.
+no audit. It runs the function as the site does (the site's worker threads and thread hop, the site's connection
+settings: SQLite kept per thread, PostgreSQL through Django's pool), so the ratio measures what the MCP path adds.
 
     uvicorn --app-dir bench serving_bare_asgi:application
 """
@@ -13,22 +13,12 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 django.setup()
 
-from asgiref.sync import sync_to_async  # noqa: E402
-from django.db import close_old_connections  # noqa: E402
-
 from cinema.tools import get_seat_availability  # noqa: E402
+from mcpsite.mcp.dispatch import in_worker_thread  # noqa: E402
 from mcpsite.mcp.http import buffer_body  # noqa: E402
 
-
-def _call(arguments):
-    close_old_connections()
-    try:
-        return get_seat_availability(arguments, None)
-    finally:
-        close_old_connections()
-
-
-_call_in_thread = sync_to_async(_call, thread_sensitive=False)
+# The MCP path's own hop (connections checked before and after the call, as there).
+_call_in_thread = in_worker_thread(lambda arguments: get_seat_availability(arguments, None))
 
 
 async def application(scope, receive, send):

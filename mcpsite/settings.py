@@ -294,6 +294,9 @@ TASKS = {"default": {"BACKEND": env_str("TASKS_BACKEND", "django_tasks_db.Databa
 MCP_SERVER_NAME = "mcpsite"
 MCP_REQUIRE_API_KEY = env_bool("MCP_REQUIRE_API_KEY", True)
 MCP_DEFAULT_RATE = env_str("MCP_DEFAULT_RATE", "100/m")
+# A key authenticated by the HTTP and WebSocket transports is trusted for this many seconds without a query
+# (mcpsite.mcp.auth.RecentKeys): the most a key revoked in another process keeps working. 0: look up every request.
+MCP_API_KEY_CACHE_SECONDS = float(env_raw("MCP_API_KEY_CACHE_SECONDS", 5))
 MCP_MAX_BODY_BYTES = int(env_raw("MCP_MAX_BODY_BYTES", 1_000_000))
 MCP_MAX_BATCH = int(env_raw("MCP_MAX_BATCH", 50))
 # Stateless Streamable HTTP by default: any process or host answers any request (docs/production.md).

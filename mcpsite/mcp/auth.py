@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
@@ -43,16 +47,61 @@ def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
     return api_key
 
 
+class RecentKeys:
+    """The keys this process's transports authenticated in the last MCP_API_KEY_CACHE_SECONDS, by digest.
+
+    The lookup was a query and a hop to a worker thread on every request (bench/bench_serving.py). A key revoked,
+    deactivated or narrowed by another process (or by a queryset `update`, which sends no signal) keeps working here
+    for at most MCP_API_KEY_CACHE_SECONDS; a change saved or deleted through the ORM in this process (the admin's
+    change form, `key.save()`, deleting the owner) empties the cache at once. Only successes are kept, so a new key
+    works at once and an unknown one is looked up every time.
+    """
+
+    MAX_KEYS = 10_000
+
+    def __init__(self) -> None:
+        self._keys: dict[str, tuple[ApiKey, float]] = {}
+        self._lock = threading.Lock()
+        self.clock = time.monotonic
+
+    def get(self, digest: str) -> ApiKey | None:
+        found = self._keys.get(digest)
+        if found is None or self.clock() - found[1] >= settings.MCP_API_KEY_CACHE_SECONDS:
+            return None
+        return found[0]
+
+    def put(self, api_key: ApiKey) -> None:
+        with self._lock:
+            if len(self._keys) >= self.MAX_KEYS:
+                self._keys.clear()
+            self._keys[api_key.digest] = (api_key, self.clock())
+
+    def clear(self, **_signal) -> None:
+        with self._lock:
+            self._keys.clear()
+
+
+recent_keys = RecentKeys()
+for _model in (ApiKey, get_user_model()):
+    post_save.connect(recent_keys.clear, sender=_model, dispatch_uid=f"recent_keys_save_{_model._meta.label}")
+    post_delete.connect(recent_keys.clear, sender=_model, dispatch_uid=f"recent_keys_delete_{_model._meta.label}")
+
+
 async def api_key_from_scope(scope) -> ApiKey | None:
     """The ApiKey of an ASGI connection's `Authorization: Bearer` header (an HTTP request or a WebSocket handshake).
 
     None without a header when MCP_REQUIRE_API_KEY is off; Unauthorized for a missing or invalid key otherwise.
+    A key seen in the last MCP_API_KEY_CACHE_SECONDS is answered from `recent_keys`, without a query.
     """
     headers = dict(scope.get("headers") or [])
     raw_key = bearer_token(headers.get(b"authorization", b"").decode("latin-1"))
     if raw_key is None and not settings.MCP_REQUIRE_API_KEY:
         return None
-    return await _authenticate_in_worker(raw_key=raw_key)
+    if raw_key and (api_key := recent_keys.get(key_digest(raw_key))) is not None:
+        return api_key
+    api_key = await _authenticate_in_worker(raw_key=raw_key)
+    recent_keys.put(api_key)
+    return api_key
 
 
 _authenticate_in_worker = in_worker_thread(api_key_authenticate)

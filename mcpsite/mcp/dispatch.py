@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import contextvars
+import functools
 import logging
 import math
 import threading
@@ -21,7 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
@@ -300,6 +301,8 @@ _executors_lock = threading.Lock()
 def _executor(kind: str) -> ThreadPoolExecutor:
     """The process's worker threads for `kind`: "tool" (database work) or "upstream" (tools that wait on another
     service). Separate pools, so calls stuck on a dead upstream cannot take the threads every other call needs."""
+    if (executor := _executors.get(kind)) is not None:
+        return executor
     with _executors_lock:
         if kind not in _executors:
             size = settings.MCP_UPSTREAM_THREADS if kind == "upstream" else settings.MCP_TOOL_THREADS
@@ -316,8 +319,12 @@ def in_worker_thread(func, kind: str = "tool"):
             close_old_connections()
 
     async def call(*args, **kwargs):
-        # thread_sensitive=False: calls from different clients run in parallel worker threads.
-        return await sync_to_async(run, thread_sensitive=False, executor=_executor(kind))(*args, **kwargs)
+        # Calls from different clients run in parallel worker threads, with the caller's context variables (as
+        # asgiref's sync_to_async(thread_sensitive=False) ran them, minus its per-call set-up: a hot spot of the
+        # event loop's share of every MCP request, bench/bench_serving.py).
+        context = contextvars.copy_context()
+        job = functools.partial(context.run, run, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(_executor(kind), job)
 
     return call
 

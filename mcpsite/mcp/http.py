@@ -12,14 +12,39 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+import anyio
+import pydantic_core
 from django.conf import settings
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.auth.provider import AccessToken
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.connection import Connection
+from mcp.server.runner import serve_one
+from mcp.server.streamable_http import CONTENT_TYPE_JSON, MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data, progress_token_from_params
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import (
+    DEFAULT_NEGOTIATED_VERSION,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+    jsonrpc_message_adapter,
+)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
 
 from mcpsite.core.errors import ApplicationError, RateLimited, ServiceUnavailable, Unauthorized
 from mcpsite.core.jsonutil import dumps
@@ -30,6 +55,8 @@ from .auth import api_key_from_scope
 from .registry import CallContext, tool_groups
 from .server import build_server
 from .wire import as_jsonrpc, http_status
+
+logger = logging.getLogger("mcpsite.mcp")
 
 SCOPE_KEY = "mcpsite.api_key"
 SCOPE_GROUPS = "mcpsite.groups"
@@ -109,6 +136,50 @@ def _jsonrpc_method(body: bytes) -> str | None:
     return message.get("method") if isinstance(message, dict) else None
 
 
+@dataclass
+class _OneCallContext:
+    """The SDK's per-request dispatch context for a stateless JSON-response call: no back channel (as the SDK's own
+    stateless transport says, `can_send_request=False`), and notifications have no wire in JSON-response mode, so
+    they are dropped as the SDK's transport drops them."""
+
+    transport: TransportContext
+    request_id: RequestId
+    message_metadata: ServerMessageMetadata
+    progress_token: Any = None
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    can_send_request: bool = field(default=False, init=False)
+
+    async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts=None) -> dict[str, Any]:
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts=None) -> None:
+        return None
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None
+
+
+async def _direct_call_request(scope, body: bytes, security: TransportSecurityMiddleware) -> JSONRPCRequest | None:
+    """The `tools/call` request of a POST the SDK's stateless JSON-response transport would dispatch without
+    complaint (same checks, same parser, same message model); None for anything else, which the SDK answers."""
+    request = Request(scope)
+    version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    if scope["method"] != "POST" or (version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS):
+        return None
+    content_type = request.headers.get("content-type", "")
+    if not any(part.strip() == CONTENT_TYPE_JSON for part in content_type.split(";")[0].split(",")):
+        return None
+    if not check_accept_headers(request)[0] or await security.validate_request(request, is_post=True) is not None:
+        return None
+    try:
+        message = jsonrpc_message_adapter.validate_python(pydantic_core.from_json(body), by_name=False)
+    except (ValueError, ValidationError):
+        return None
+    if not isinstance(message, JSONRPCRequest) or message.method != "tools/call":
+        return None
+    return message
+
+
 class McpHttpApp:
     def __init__(self) -> None:
         self.server = build_server(_context_from_request)
@@ -121,6 +192,10 @@ class McpHttpApp:
             max_sessions=settings.MCP_MAX_SESSIONS,
             session_idle_timeout=settings.MCP_SESSION_IDLE_TIMEOUT,
         )
+        self.security = TransportSecurityMiddleware(self.manager.security_settings)
+        # Stateless JSON-response `tools/call` skips the SDK's per-request transport, session and task group (a
+        # third of the event loop's time per call, bench/bench_serving.py) for the SDK's own request kernel.
+        self.direct_tools_call = self.manager.stateless and self.manager.json_response
         self.running = False
 
     @contextlib.asynccontextmanager
@@ -147,10 +222,9 @@ class McpHttpApp:
         except ApplicationError as exc:
             await self._refuse(send, exc)
             return
-        if api_key is not None:
-            receive = await self._count_request(scope, receive, send, api_key)
-            if receive is None:
-                return
+        body, receive = await buffer_body(receive, settings.MCP_MAX_BODY_BYTES)
+        if api_key is not None and not await self._count_request(body, send, api_key):
+            return
         scope = dict(scope)
         scope[SCOPE_KEY], scope[SCOPE_GROUPS] = api_key, groups
         if api_key is not None:
@@ -161,23 +235,57 @@ class McpHttpApp:
                 too_many = RateLimited("Too many open MCP sessions for this API key; close one (DELETE) or wait")
                 await self._refuse(send, too_many)
                 return
+        if self.direct_tools_call and len(body) <= settings.MCP_MAX_BODY_BYTES:
+            message = await _direct_call_request(scope, body, self.security)
+            if message is not None:
+                await self._answer_tools_call(scope, message, receive, send)
+                return
         await self.manager.handle_request(scope, receive, send)
 
-    async def _count_request(self, scope, receive, send, api_key):
+    async def _answer_tools_call(self, scope, message: JSONRPCRequest, receive, send) -> None:
+        """What the SDK's stateless JSON-response transport answers to one `tools/call`, without its per-request
+        machinery: the same kernel (`serve_one`: the server's middleware, parameter validation, our handler, result
+        serialisation) on a born-ready connection at the header's protocol version, the same exception-to-error
+        mapping, the same JSON body and headers. tests/test_serving.py compares the two answer for answer."""
+        request = Request(scope, receive)
+        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER) or DEFAULT_NEGOTIATED_VERSION
+        context = _OneCallContext(
+            transport=TransportContext(kind="streamable-http", can_send_request=False),
+            request_id=message.id,
+            message_metadata=ServerMessageMetadata(request_context=request, can_send_request=False),
+            progress_token=progress_token_from_params(message.params),
+        )
+        connection = Connection.from_envelope(version, None, None)
+        try:
+            result = await serve_one(
+                self.server, context, message.method, message.params,
+                connection=connection, lifespan_state=self.manager._lifespan_state,
+            )  # fmt: skip
+            reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+        except Exception as exc:
+            error = handler_exception_to_error_data(exc)
+            if error is None:  # the SDK's dispatcher answers code 0 with the message (mcp 2.3)
+                logger.exception("handler for %r raised", message.method)
+                error = ErrorData(code=0, message=str(exc))
+            reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+        response = Response(
+            reply.model_dump_json(by_alias=True, exclude_unset=True), headers={"Content-Type": CONTENT_TYPE_JSON}
+        )
+        await response(scope, receive, send)
+
+    async def _count_request(self, body: bytes, send, api_key) -> bool:
         """Count this request against the key's rate, so `initialize`, pings, notifications and stream GETs are
         bounded like tool calls (an uncounted `initialize` let one key open thousands of sessions). tools/call and
-        tools/list are counted by the dispatcher, which also audits them. Returns the `receive` to pass on (the body
-        read here is replayed), or None when the request was refused."""
-        body, receive = await buffer_body(receive, settings.MCP_MAX_BODY_BYTES)
+        tools/list are counted by the dispatcher, which also audits them. False when the request was refused."""
         if _jsonrpc_method(body) in DISPATCH_COUNTED:
-            return receive
+            return True
         try:
             await dispatch.in_worker_thread(enforce_api_key_rate)(api_key)
         except RateLimited as exc:
             retry_after = await dispatch.in_worker_thread(api_key_retry_after)(api_key)
             await self._refuse(send, exc, [(b"retry-after", str(retry_after).encode())] if retry_after else [])
-            return None
-        return receive
+            return False
+        return True
 
     def _session_cap_reached(self, scope) -> bool:
         """True when this request would open a stateful session and its key already holds

@@ -17,10 +17,12 @@ from asgiref.sync import sync_to_async
 from asgiref.testing import ApplicationCommunicator
 from django.db import connection
 
-from mcpsite.mcp import dispatch
+from mcpsite.mcp import auth, dispatch
+from mcpsite.mcp.auth import api_key_from_scope, recent_keys
+from mcpsite.mcp.errors import Unauthorized
 from mcpsite.mcp.http import buffer_body
 from mcpsite.mcp.registry import ToolSpec, register, unregister
-from mcpsite.models import ToolCall
+from mcpsite.models import ApiKey, ToolCall
 from mcpsite.routing import Application
 
 from .live import free_port, live_site, mcp_session
@@ -64,9 +66,9 @@ async def request(app, raw_key: str, message: dict | None, method="POST", header
     scope = {
         "type": "http", "method": method, "path": "/mcp", "query_string": b"", "scheme": "http",
         "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
-        "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
-                    (b"accept", b"application/json, text/event-stream"),
-                    (b"authorization", f"Bearer {raw_key}".encode()), *headers],
+        "headers": list({**{b"host": b"127.0.0.1:8000", b"content-type": b"application/json",
+                            b"accept": b"application/json, text/event-stream",
+                            b"authorization": f"Bearer {raw_key}".encode()}, **dict(headers)}.items()),
     }  # fmt: skip
     http = ApplicationCommunicator(app, scope)
     await http.send_input({"type": "http.request", "body": json.dumps(message).encode() if message else b""})
@@ -100,6 +102,130 @@ async def test_initialize_counts_against_the_key(make_api_key):
     assert statuses == [200, 200, 200, 429]
     assert other_status == 200
     assert json.loads(body)["error"]["code"] == 429 and int(headers[b"retry-after"]) >= 1
+
+
+@pytest.fixture
+def key_clock(monkeypatch):
+    """The clock of the transports' key cache, moved by hand (no test waits on a real clock)."""
+    now = [1000.0]
+    monkeypatch.setattr(recent_keys, "clock", lambda: now[0])
+    recent_keys.clear()
+    yield now
+    recent_keys.clear()
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_key_revoked_elsewhere_stops_working_within_the_cache_bound(api_key, key_clock, settings):
+    """The transports trust a key they checked for MCP_API_KEY_CACHE_SECONDS without a query (a query and a thread
+    hop on every request was a hot spot of the MCP path). A deactivation the cache cannot see (another process, a
+    queryset update) takes effect when that bound has passed, not later."""
+    settings.MCP_API_KEY_CACHE_SECONDS = 5
+    key, raw = api_key
+    async with running_site() as app:
+        first, _, _ = await request(app, raw, ECHO)
+        await sync_to_async(ApiKey.objects.filter(pk=key.pk).update)(is_active=False)
+        within, _, _ = await request(app, raw, ECHO)
+        key_clock[0] += 5
+        after, _, body = await request(app, raw, ECHO)
+    assert (first, within, after) == (200, 200, 401)
+    assert json.loads(body)["error"]["code"] == 401
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_cached_key_is_not_looked_up_again(api_key, key_clock, monkeypatch):
+    """Within the bound a request authenticates without a lookup (no query, no worker thread)."""
+    key, raw = api_key
+    lookups = []
+    look_up = auth._authenticate_in_worker
+    monkeypatch.setattr(auth, "_authenticate_in_worker", lambda **kw: lookups.append(1) or look_up(**kw))
+    found = [await api_key_from_scope(_scope(raw)) for _ in range(3)]
+    key_clock[0] += 5
+    await api_key_from_scope(_scope(raw))
+    assert [k.pk for k in found] == [key.pk] * 3 and len(lookups) == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_key_changed_in_this_process_is_refused_at_once(api_key, key_clock):
+    """Saving the key (the admin's change form) or its owner empties the cache: no wait for the bound."""
+    key, raw = api_key
+    await api_key_from_scope(_scope(raw))
+    key.is_active = False
+    await sync_to_async(key.save)()
+    with pytest.raises(Unauthorized):
+        await api_key_from_scope(_scope(raw))
+    key.is_active = True
+    await sync_to_async(key.save)()
+    await api_key_from_scope(_scope(raw))
+    key.owner.is_active = False
+    await sync_to_async(key.owner.save)()
+    with pytest.raises(Unauthorized):
+        await api_key_from_scope(_scope(raw))
+
+
+def _scope(raw_key: str) -> dict:
+    return {"type": "http", "headers": [(b"authorization", f"Bearer {raw_key}".encode())]}
+
+
+def _call(id_, name, arguments=None, **params):
+    if arguments is not None:
+        params["arguments"] = arguments
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, **params}}
+
+
+# Every kind of answer a stateless tools/call can get: a result, in-band and JSON-RPC errors, the SDK's own
+# validation, protocol versions (absent, handshake-era), a progress token, a notification and a batch (both left
+# to the SDK), a wrong Accept and Content-Type.
+ANSWER_CASES = [
+    (ECHO, ()),
+    (_call("s-1", "test_echo", {"text": "映画", "count": 2}), ((b"mcp-protocol-version", b"2025-11-25"),)),
+    (_call(3, "test_echo", {"text": "x"}), ((b"mcp-protocol-version", b"2025-06-18"),)),
+    (_call(4, "test_echo", {"count": "two"}), ()),
+    (_call(5, "test_echo", [1]), ()),
+    (_call(6, "test_echo"), ()),
+    (_call(7, "no_such_tool", {}), ()),
+    (_call(8, "test_conflict", {}), ()),
+    (_call(9, "test_throttled", {}), ()),
+    (_call(10, "test_inband", {}), ()),
+    (_call(11, "test_echo", {"text": "x"}, _meta={"progressToken": "p1"}), ()),
+    ({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"arguments": {}}}, ()),
+    ({"jsonrpc": "2.0", "id": 13, "method": "tools/call"}, ()),
+    ({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "test_echo"}}, ()),
+    ([ECHO], ()),
+    (ECHO, ((b"accept", b"text/html"),)),
+    (ECHO, ((b"content-type", b"text/plain"),)),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_direct_tools_call_answers_exactly_as_the_sdk(make_api_key, monkeypatch):
+    """Stateless JSON-response tools/call is answered without the SDK's per-request transport (bench hot spot);
+    every answer (status, headers, body bytes) is the one the SDK's own path gives, and only tools/call that the
+    SDK would dispatch takes the direct path."""
+    make = sync_to_async(make_api_key)
+    (_direct_key, direct_raw), (_sdk_key, sdk_raw) = await make(), await make(name="sdk")
+    through_sdk = []
+    async with running_site() as app:
+        assert app.mcp.direct_tools_call
+        sdk_handle = app.mcp.manager.handle_request
+
+        async def counted(*args):
+            through_sdk.append(1)
+            await sdk_handle(*args)
+
+        monkeypatch.setattr(app.mcp.manager, "handle_request", counted)
+        direct = [await request(app, direct_raw, message, headers=headers) for message, headers in ANSWER_CASES]
+        direct_through_sdk = len(through_sdk)
+        app.mcp.direct_tools_call = False
+        sdk = [await request(app, sdk_raw, message, headers=headers) for message, headers in ANSWER_CASES]
+    for (message, _headers), one, other in zip(ANSWER_CASES, direct, sdk, strict=True):
+        assert one == other, message
+    assert json.loads(direct[0][2])["result"]["structuredContent"] == {"echo": "x", "transport": "http"}
+    assert direct_through_sdk == 4  # the notification, the batch, the wrong Accept and Content-Type
+    assert len(through_sdk) == direct_through_sdk + len(ANSWER_CASES)
 
 
 @pytest.mark.anyio
