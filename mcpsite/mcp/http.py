@@ -21,7 +21,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from . import dispatch
-from .auth import api_key_from_scope
+from .auth import api_key_from_scope, bearer_challenge, endpoint_scope_denied
 from .errors import RateLimited, ServiceUnavailable, ToolError, Unauthorized
 from .jsonutil import dumps
 from .limits import api_key_retry_after, enforce_api_key_rate
@@ -141,8 +141,10 @@ class McpHttpApp:
         groups = mcp_groups_for_path(scope["path"])
         try:
             api_key = await api_key_from_scope(scope)
+            if denied := endpoint_scope_denied(api_key, groups):
+                raise denied
         except ToolError as exc:
-            await self._refuse(send, exc)
+            await self._refuse(send, exc, [(b"www-authenticate", bearer_challenge(scope, exc, groups))])
             return
         if api_key is not None:
             receive = await self._count_request(scope, receive, send, api_key)
@@ -191,7 +193,7 @@ class McpHttpApp:
     @staticmethod
     async def _refuse(send, error: ToolError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
         extra = list(extra or [])
-        if isinstance(error, Unauthorized):
+        if isinstance(error, Unauthorized) and not any(name == b"www-authenticate" for name, _ in extra):
             extra.append((b"www-authenticate", b'Bearer realm="mcpsite"'))
         body = {"jsonrpc": "2.0", "id": None, "error": error.as_jsonrpc()}
         await _send_json(send, error.http_status, body, extra)

@@ -1,0 +1,61 @@
+"""Run inside a live site (`manage.py shell -c`): the users and tokens the live OAuth tests need, printed as JSON.
+
+Tokens are made with django-oauth-toolkit's own models, as its token endpoint stores them (digest only).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application, set_token_value
+
+from mcpsite.admin_security import SCOPE_PERMISSIONS
+
+PASSWORD = "hanako-password-123"
+
+
+def user_with_groups(username: str, groups: list[str]):
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, is_staff=True)
+    for perm in (p for group in groups for p in SCOPE_PERMISSIONS[group]):
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return user
+
+
+def mint(user, application, *, raw: str, scope: str, resource: list[str], expires_in: int = 3600) -> str:
+    token = AccessToken(
+        user=user,
+        application=application,
+        scope=scope,
+        resource=resource,
+        expires=timezone.now() + timedelta(seconds=expires_in),
+    )
+    set_token_value(token, raw)
+    token.save()
+    return raw
+
+
+def main(origin: str) -> None:
+    hanako = user_with_groups("hanako", ["cinema", "reminders"])
+    user_with_groups("taro", ["cinema"])
+    app = Application.objects.create(
+        name="minted",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    mcp = origin + "/mcp"
+    tokens = {
+        "cinema": mint(hanako, app, raw="tok-cinema", scope="cinema", resource=[mcp]),
+        "other_audience": mint(hanako, app, raw="tok-other", scope="cinema", resource=["https://other.example/mcp"]),
+        "unbound": mint(hanako, app, raw="tok-unbound", scope="cinema", resource=[]),
+        "expired": mint(hanako, app, raw="tok-expired", scope="cinema", resource=[mcp], expires_in=-1),
+        "ledger_not_allowed": mint(hanako, app, raw="tok-ledger", scope="cinema ledger", resource=[mcp]),
+        "to_revoke": mint(hanako, app, raw="tok-revoke", scope="cinema", resource=[mcp]),
+    }
+    json.dump({"tokens": tokens, "user_id": hanako.pk}, sys.stdout)
