@@ -1,9 +1,8 @@
 """Staff-facing strings of third-party apps that ship no Japanese, collected here into the project's catalogue.
 
 `makemessages` only reads the project's sources; marking the same msgids here (gettext_noop: nothing is translated
-at import) puts them in locale/ja, where Django finds them for django-axes, django-tasks-db, django-oauth-toolkit and the
-strings
-Django 6.1 added after its Japanese catalogue was last updated. Nothing imports this module.
+at import) puts them in locale/ja, where Django finds them for django-axes, django-tasks-db, django-oauth-toolkit and
+the strings Django 6.1 added after its Japanese catalogue was last updated. Nothing imports this module.
 """
 
 from django.utils.translation import gettext_noop

@@ -79,10 +79,7 @@ def access_token_authenticate(*, raw_token: str, url: str) -> OAuthTokenPrincipa
     expired, revoked, another audience, no user): the transport answers 401 invalid_token."""
     checksum = hashlib.sha256(raw_token.encode()).hexdigest()
     token = (
-        get_access_token_model()
-        .objects.select_related("user", "application")
-        .filter(token_checksum=checksum)
-        .first()
+        get_access_token_model().objects.select_related("user", "application").filter(token_checksum=checksum).first()
     )
     if token is None or token.is_expired() or token.user is None or not token.user.is_active:
         return None
@@ -123,4 +120,3 @@ def client_access_revoke(*, application_ids: Iterable[int]) -> int:
             refresh.revoke()
         get_grant_model().objects.filter(application_id__in=application_ids).delete()
     return count
-

@@ -81,9 +81,7 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         ours = mcp_resources(site_origin(self.request))
         if all(resource in ours for resource in resources):
             return None
-        return CustomOAuth2Error(
-            error="invalid_target", description=f"Tokens here are only for {ours[0]}", state=state
-        )
+        return CustomOAuth2Error(error="invalid_target", description=f"Tokens here are only for {ours[0]}", state=state)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

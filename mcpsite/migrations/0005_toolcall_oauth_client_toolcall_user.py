@@ -6,22 +6,35 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('mcpsite', '0004_verbose_names_i18n'),
+        ("mcpsite", "0004_verbose_names_i18n"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
         migrations.swappable_dependency(settings.OAUTH2_PROVIDER_APPLICATION_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='toolcall',
-            name='oauth_client',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.OAUTH2_PROVIDER_APPLICATION_MODEL, verbose_name='OAuth client'),
+            model_name="toolcall",
+            name="oauth_client",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+                verbose_name="OAuth client",
+            ),
         ),
         migrations.AddField(
-            model_name='toolcall',
-            name='user',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='user'),
+            model_name="toolcall",
+            name="user",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+                verbose_name="user",
+            ),
         ),
     ]

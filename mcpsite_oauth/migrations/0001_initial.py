@@ -4,38 +4,35 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('oauth2_provider', '0022_refreshtoken_token_family_index'),
+        ("oauth2_provider", "0022_refreshtoken_token_family_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuthorizedClient',
-            fields=[
-            ],
+            name="AuthorizedClient",
+            fields=[],
             options={
-                'verbose_name': 'OAuth client',
-                'verbose_name_plural': 'OAuth clients',
-                'proxy': True,
-                'indexes': [],
-                'constraints': [],
+                "verbose_name": "OAuth client",
+                "verbose_name_plural": "OAuth clients",
+                "proxy": True,
+                "indexes": [],
+                "constraints": [],
             },
-            bases=('oauth2_provider.application',),
+            bases=("oauth2_provider.application",),
         ),
         migrations.CreateModel(
-            name='LiveToken',
-            fields=[
-            ],
+            name="LiveToken",
+            fields=[],
             options={
-                'verbose_name': 'access token',
-                'verbose_name_plural': 'access tokens',
-                'proxy': True,
-                'indexes': [],
-                'constraints': [],
+                "verbose_name": "access token",
+                "verbose_name_plural": "access tokens",
+                "proxy": True,
+                "indexes": [],
+                "constraints": [],
             },
-            bases=('oauth2_provider.accesstoken',),
+            bases=("oauth2_provider.accesstoken",),
         ),
     ]

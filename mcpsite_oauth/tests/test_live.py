@@ -191,9 +191,7 @@ def test_official_client_signs_in_through_the_browser_and_calls_tools(site):
 def _post(base, path, token=None, **headers):
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    return httpx2.post(
-        f"{base}{path}", json=PING, headers={"Accept": "application/json, text/event-stream", **headers}
-    )
+    return httpx2.post(f"{base}{path}", json=PING, headers={"Accept": "application/json, text/event-stream", **headers})
 
 
 def test_metadata_documents_lead_a_client_from_the_url_alone(site):
