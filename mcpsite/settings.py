@@ -405,6 +405,7 @@ OAUTH_ISSUER_URL = env_str("OAUTH_ISSUER_URL").rstrip("/")
 # Every token of one user shares one allowance, so refreshing (a new token) or connecting a second client does not
 # give more calls.
 OAUTH_TOKEN_RATE = env_str("OAUTH_TOKEN_RATE", MCP_DEFAULT_RATE)
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {
     "SCOPES": {
@@ -444,7 +445,9 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
     "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
-    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": True,
+    # `http` stays for the loopback callbacks of native clients (RFC 8252 §7.3; the MCP desktop and IDE clients use
+    # them); McpOAuth2Validator refuses an http redirect to any other host, so W008 is silenced below.
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": False,
     "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
     "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
 }

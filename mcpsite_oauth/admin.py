@@ -2,14 +2,13 @@ from urllib.parse import urlsplit
 
 from django.contrib import admin
 from django.db.models import Count, Q
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from oauth2_provider import models as dot_models
 
 from mcpsite.admin_security import StaffModelAdmin
 
-from . import services
+from . import selectors, services
 from .models import AuthorizedClient, LiveToken
 
 # The toolkit's own admin pages (its raw tables, in English) give way to the two below.
@@ -38,7 +37,7 @@ class AuthorizedClientAdmin(StaffModelAdmin):
     actions = ["revoke_access"]
 
     def get_queryset(self, request):
-        live = Q(accesstoken__expires__gt=timezone.now())
+        live = Q(accesstoken__in=selectors.live_tokens())
         return super().get_queryset(request).annotate(live_tokens=Count("accesstoken", filter=live))
 
     def has_add_permission(self, request):
@@ -76,7 +75,7 @@ class LiveTokenAdmin(StaffModelAdmin):
     actions = ["revoke"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).filter(expires__gt=timezone.now())
+        return super().get_queryset(request).filter(pk__in=selectors.live_tokens().values("pk"))
 
     def has_add_permission(self, request):
         return False

@@ -18,10 +18,15 @@ from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
 from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView, _error_response
-from oauthlib.oauth2.rfc6749.errors import AccessDeniedError, CustomOAuth2Error, InvalidScopeError
+from oauthlib.oauth2.rfc6749.errors import (
+    AccessDeniedError,
+    CustomOAuth2Error,
+    InvalidRequestError,
+    InvalidScopeError,
+)
 
 from .services import GROUPS, groups_for_user, mcp_resources, site_origin
-from .validators import GRANT_TYPES
+from .validators import GRANT_TYPES, redirect_uri_acceptable
 
 # What each scope lets a client do, shown on the consent page.
 GROUP_DESCRIPTIONS = {
@@ -62,6 +67,12 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
 
     def validate_authorization_request(self, request):
         scopes, credentials = super().validate_authorization_request(request)
+        if credentials.get("code_challenge_method") != "S256":
+            # Refused before the consent page, not after it (the toolkit refuses "plain" only when issuing the code).
+            error = InvalidRequestError(
+                description="PKCE with code_challenge_method=S256 is required", state=credentials["state"]
+            )
+            raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
         resources = request.GET.getlist("resource")
         if not resources:
             request.GET = request.GET.copy()
@@ -114,10 +125,10 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         if error := self._resource_error(form.cleaned_data.get("resource", "").split(), state):
             return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
         if form.cleaned_data.get("allow"):
-            requested = form.cleaned_data["scope"].split()
-            chosen = [group for group in self.request.POST.getlist("groups") if group in requested]
+            requested = set(form.cleaned_data["scope"].split())
+            chosen = self.request.POST.getlist("groups")
             allowed, refused = groups_for_user(user=self.request.user, requested=chosen)
-            if refused or set(chosen) - set(GROUPS):
+            if refused or not set(chosen) <= requested & set(GROUPS):
                 error = InvalidScopeError(description="A chosen scope is not available to this user", state=state)
                 return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
             if not allowed:
@@ -143,6 +154,9 @@ class RegistrationView(DynamicClientRegistrationView):
                 return _error_response("invalid_client_metadata", "grant_types: only authorization_code, refresh_token")
             if not isinstance(response_types, list) or response_types != ["code"]:
                 return _error_response("invalid_client_metadata", "response_types: only code")
+            redirect_uris = metadata.get("redirect_uris")
+            if isinstance(redirect_uris, list) and not all(map(redirect_uri_acceptable, map(str, redirect_uris))):
+                return _error_response("invalid_redirect_uri", "http redirect URIs must be loopback (127.0.0.1)")
         return super().post(request, *args, **kwargs)
 
 
