@@ -19,15 +19,20 @@ from mcpsite.admin_security import SCOPE_PERMISSIONS
 PASSWORD = "hanako-password-123"
 
 
-def user_with_groups(username: str, groups: list[str]):
-    user = get_user_model().objects.create_user(username=username, password=PASSWORD, is_staff=True)
+def grant_groups(user, groups: list[str]) -> None:
+    """The admin permissions that let `user` use these tool groups (README "Staff permissions")."""
     for perm in (p for group in groups for p in SCOPE_PERMISSIONS[group]):
         app_label, codename = perm.split(".")
         user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+
+
+def user_with_groups(username: str, groups: list[str]):
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, is_staff=True)
+    grant_groups(user, groups)
     return user
 
 
-def mint(user, application, *, raw: str, scope: str, resource: list[str], expires_in: int = 3600) -> str:
+def mint(user, application, *, raw: str, scope: str, resource: list[str], expires_in: int = 3600) -> AccessToken:
     token = AccessToken(
         user=user,
         application=application,
@@ -37,12 +42,11 @@ def mint(user, application, *, raw: str, scope: str, resource: list[str], expire
     )
     set_token_value(token, raw)
     token.save()
-    return raw
+    return token
 
 
 def main(origin: str) -> None:
     hanako = user_with_groups("hanako", ["cinema", "reminders"])
-    user_with_groups("taro", ["cinema"])
     app = Application.objects.create(
         name="minted",
         client_type=Application.CLIENT_PUBLIC,
@@ -50,12 +54,16 @@ def main(origin: str) -> None:
         redirect_uris="http://127.0.0.1/callback",
     )
     mcp = origin + "/mcp"
-    tokens = {
-        "cinema": mint(hanako, app, raw="tok-cinema", scope="cinema", resource=[mcp]),
-        "other_audience": mint(hanako, app, raw="tok-other", scope="cinema", resource=["https://other.example/mcp"]),
-        "unbound": mint(hanako, app, raw="tok-unbound", scope="cinema", resource=[]),
-        "expired": mint(hanako, app, raw="tok-expired", scope="cinema", resource=[mcp], expires_in=-1),
-        "ledger_not_allowed": mint(hanako, app, raw="tok-ledger", scope="cinema ledger", resource=[mcp]),
-        "to_revoke": mint(hanako, app, raw="tok-revoke", scope="cinema", resource=[mcp]),
+    made = {
+        "cinema": ("tok-cinema", "cinema", [mcp], 3600),
+        "other_audience": ("tok-other", "cinema", ["https://other.example/mcp"], 3600),
+        "unbound": ("tok-unbound", "cinema", [], 3600),
+        "expired": ("tok-expired", "cinema", [mcp], -1),
+        "ledger_not_allowed": ("tok-ledger", "cinema ledger", [mcp], 3600),
+        "to_revoke": ("tok-revoke", "cinema", [mcp], 3600),
     }
+    tokens = {}
+    for kind, (raw, scope, resource, expires_in) in made.items():
+        mint(hanako, app, raw=raw, scope=scope, resource=resource, expires_in=expires_in)
+        tokens[kind] = raw
     json.dump({"tokens": tokens, "user_id": hanako.pk}, sys.stdout)

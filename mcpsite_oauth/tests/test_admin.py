@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Permission
-from django.utils import timezone
-from oauth2_provider.models import AccessToken, Application, RefreshToken, set_token_value
+from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from mcpsite_oauth.services import access_token_authenticate
+
+from . import live_setup
 
 URL = "http://testserver/mcp"
 
@@ -25,16 +25,9 @@ def oauth_client(db):
     )
 
 
-def mint(user, application, raw, *, expires_in=3600, scope="cinema"):
-    token = AccessToken(
-        user=user,
-        application=application,
-        scope=scope,
-        resource=[URL],
-        expires=timezone.now() + timedelta(seconds=expires_in),
-    )
-    set_token_value(token, raw)
-    token.save()
+def mint(user, application, raw, *, expires_in=3600):
+    """An access token with its refresh token, as the token endpoint leaves them."""
+    token = live_setup.mint(user, application, raw=raw, scope="cinema", resource=[URL], expires_in=expires_in)
     RefreshToken.objects.create(user=user, application=application, token="r-" + raw, access_token=token)
     return token
 

@@ -10,21 +10,15 @@ import secrets
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from django.contrib.auth.models import Permission
 from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
 from oauth2_provider.models import Application
 
-from mcpsite.admin_security import SCOPE_PERMISSIONS
 from mcpsite_oauth.selectors import live_tokens
+
+from .live_setup import grant_groups
 
 REDIRECT = "http://127.0.0.1:8765/callback"
 RESOURCE = "http://testserver/mcp"
-
-
-def grant_groups(user, *groups):
-    for perm in (p for group in groups for p in SCOPE_PERMISSIONS[group]):
-        app_label, codename = perm.split(".")
-        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
 
 
 def pkce():
@@ -48,7 +42,7 @@ def register(client, **metadata):
 @pytest.fixture
 def hanako(django_user_model):
     user = django_user_model.objects.create_user(username="hanako", password="hanako-password-123")
-    grant_groups(user, "cinema")
+    grant_groups(user, ["cinema"])
     return user
 
 
@@ -101,20 +95,26 @@ def token(client, **data):
     return client.post("/oauth/token/", data)
 
 
+def exchange(client, client_id, code, verifier, **extra):
+    """The token request for an authorization code (RFC 6749 §4.1.3 with the PKCE verifier)."""
+    data = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "client_id": client_id,
+        "code_verifier": verifier,
+        "resource": RESOURCE,
+        **extra,
+    }
+    return token(client, **{k: v for k, v in data.items() if v is not None})
+
+
 @pytest.mark.django_db
 def test_a_consent_gives_a_code_that_pkce_turns_into_an_audience_bound_token(signed_in, app_client_id):
     verifier, challenge = pkce()
     query = redirect_query(consent(signed_in, app_client_id, challenge))
     assert query["state"] == "s1" and query["iss"] == "http://testserver"
-    response = token(
-        signed_in,
-        grant_type="authorization_code",
-        code=query["code"],
-        redirect_uri=REDIRECT,
-        client_id=app_client_id,
-        code_verifier=verifier,
-        resource=RESOURCE,
-    )
+    response = exchange(signed_in, app_client_id, query["code"], verifier)
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["scope"] == "cinema" and body["token_type"] == "Bearer" and body["refresh_token"]
@@ -139,8 +139,7 @@ def test_pkce_missing_or_plain_is_invalid_request(signed_in, app_client_id):
 def test_a_wrong_or_missing_code_verifier_is_refused_at_the_token_endpoint(signed_in, app_client_id, verifier):
     _, challenge = pkce()
     query = redirect_query(consent(signed_in, app_client_id, challenge))
-    data = {"grant_type": "authorization_code", "code": query["code"], "redirect_uri": REDIRECT}
-    response = token(signed_in, client_id=app_client_id, **data, **({"code_verifier": verifier} if verifier else {}))
+    response = exchange(signed_in, app_client_id, query["code"], verifier)
     assert response.status_code == 400
     assert response.json()["error"] == ("invalid_grant" if verifier else "invalid_request")
     assert not live_tokens().exists()
@@ -189,15 +188,7 @@ def test_a_resource_that_is_not_this_mcp_server_is_invalid_target(signed_in, app
     assert redirect_query(other)["error"] == "invalid_target"
     # Nor can the token request widen the audience the code was granted for.
     query = redirect_query(consent(signed_in, app_client_id, challenge))
-    response = token(
-        signed_in,
-        grant_type="authorization_code",
-        code=query["code"],
-        redirect_uri=REDIRECT,
-        client_id=app_client_id,
-        code_verifier=verifier,
-        resource="https://evil.example/mcp",
-    )
+    response = exchange(signed_in, app_client_id, query["code"], verifier, resource="https://evil.example/mcp")
     # (django-oauth-toolkit 3.4.1 labels this one JSON answer text/html.)
     assert response.status_code == 400 and json.loads(response.content)["error"] == "invalid_target"
 
@@ -206,14 +197,7 @@ def test_a_resource_that_is_not_this_mcp_server_is_invalid_target(signed_in, app
 def test_a_client_that_names_no_resource_gets_a_token_for_this_mcp_server(signed_in, app_client_id):
     verifier, challenge = pkce()
     query = redirect_query(consent(signed_in, app_client_id, challenge, resource=None))
-    response = token(
-        signed_in,
-        grant_type="authorization_code",
-        code=query["code"],
-        redirect_uri=REDIRECT,
-        client_id=app_client_id,
-        code_verifier=verifier,
-    )
+    response = exchange(signed_in, app_client_id, query["code"], verifier, resource=None)
     assert response.status_code == 200
     assert live_tokens().get().resource == [RESOURCE]
 
