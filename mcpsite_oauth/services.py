@@ -39,8 +39,8 @@ def mcp_resources(origin: str) -> tuple[str, str]:
 
 
 def groups_for_user(*, user, requested: Iterable[str]) -> tuple[list[str], list[str]]:
-    """The requested groups split into those `user` may use (README "Staff permissions": the same rule as API keys)
-    and those they may not."""
+    """The requested groups split into those `user` may use and those they may not: the rule for API keys
+    (docs/security.md, "Staff permissions")."""
     allowed = grantable_scopes(user)
     requested = [group for group in GROUPS if group in set(requested)]
     return [g for g in requested if g in allowed], [g for g in requested if g not in allowed]

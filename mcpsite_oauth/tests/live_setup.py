@@ -20,7 +20,7 @@ PASSWORD = "hanako-password-123"
 
 
 def grant_groups(user, groups: list[str]) -> None:
-    """The admin permissions that let `user` use these tool groups (README "Staff permissions")."""
+    """The admin permissions that let `user` use these tool groups (docs/security.md, "Staff permissions")."""
     for perm in (p for group in groups for p in SCOPE_PERMISSIONS[group]):
         app_label, codename = perm.split(".")
         user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
