@@ -19,6 +19,8 @@ SECRET_FIELDS: dict[str, frozenset[str]] = {
     "auth.user": frozenset({"password"}),
     "cinema.reservation": frozenset({"password_hash"}),
     "mcpsite.apikey": frozenset({"digest"}),
+    "mcpsite_oauth.authorizedclient": frozenset({"client_secret"}),
+    "mcpsite_oauth.livetoken": frozenset({"token", "token_checksum"}),
     "reminders.profile": frozenset({"webhook_url", "feed_token"}),
 }
 # Refused wherever they appear in a lookup path, so a relation (`owner__password__gte`) cannot reach them either.

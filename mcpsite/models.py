@@ -58,6 +58,10 @@ class ApiKey(models.Model):
     def allows(self, group: str) -> bool:
         return group in self.scopes
 
+    def audit_fields(self) -> dict:
+        """What a ToolCall records of the credential that made it (an OAuth token records its client instead)."""
+        return {"api_key": self, "user_id": self.owner_id}
+
 
 class ToolCallOutcome(models.TextChoices):
     OK = "ok", _("ok")
@@ -74,6 +78,23 @@ class ToolCall(models.Model):
     created_at = models.DateTimeField(_("called at"), default=timezone.now, editable=False, db_index=True)
     api_key = models.ForeignKey(
         ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls", verbose_name=_("API key")
+    )
+    # Who acted (the key's owner, or the user who signed in an OAuth client) and through which OAuth client.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("user"),
+    )
+    oauth_client = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("OAuth client"),
     )
     transport = models.CharField(_("transport"), max_length=10, db_index=True)
     tool = models.CharField(_("tool"), max_length=100, db_index=True)

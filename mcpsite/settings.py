@@ -101,6 +101,8 @@ INSTALLED_APPS = [
     "geo",
     "merchant",
     "reminders",
+    "oauth2_provider",
+    "mcpsite_oauth",
 ]
 
 MIDDLEWARE = [
@@ -318,6 +320,8 @@ MCP_KEY_CONCURRENCY = int(env_raw("MCP_KEY_CONCURRENCY", 4))
 # MCP_AUDIT_BUFFER_ROWS waiting: the most a killed process can lose (dispatch.AuditBuffer).
 MCP_AUDIT_FLUSH_SECONDS = float(env_raw("MCP_AUDIT_FLUSH_SECONDS", 1.0))
 MCP_AUDIT_BUFFER_ROWS = int(env_raw("MCP_AUDIT_BUFFER_ROWS", 500))
+# Bearer tokens that are not API keys: dotted paths to `f(*, raw_token, url) -> principal | None` (mcpsite/mcp/auth.py).
+MCP_TOKEN_AUTHENTICATORS = ["mcpsite_oauth.services.access_token_authenticate"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = MCP_MAX_BODY_BYTES
 # mcpsite.guard, in front of Django: the largest body of any other page (the admin's CSV uploads), and the
 # seconds a whole body may take to arrive on any path.
@@ -395,4 +399,58 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["mcpsite.core.jsonutil.CompactJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
+}
+
+# --- OAuth 2.1 for remote MCP clients (docs/oauth.md; django-oauth-toolkit does the protocol) ---
+# The public origin clients reach (https://mcp.example.com). Empty: taken from each request (a laptop); set it in
+# production, where the proxy's view of the scheme and host is not the client's.
+OAUTH_ISSUER_URL = env_str("OAUTH_ISSUER_URL").rstrip("/")
+# Every token of one user shares one allowance, so refreshing (a new token) or connecting a second client does not
+# give more calls.
+OAUTH_TOKEN_RATE = env_str("OAUTH_TOKEN_RATE", MCP_DEFAULT_RATE)
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER = {
+    "SCOPES": {
+        "cinema": "cinema",
+        "ledger": "ledger",
+        "geo": "geo",
+        "merchant": "merchant",
+        "reminders": "reminders",
+    },
+    "DEFAULT_SCOPES": ["__all__"],
+    "OAUTH2_VALIDATOR_CLASS": "mcpsite_oauth.validators.McpOAuth2Validator",
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(env_raw("OAUTH_ACCESS_TOKEN_SECONDS", 3600)),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": int(env_raw("OAUTH_REFRESH_TOKEN_SECONDS", 30 * 86400)),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    # A refresh token used twice revokes its whole family (a stolen copy is detected when either side uses it).
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "DCR_ENABLED": True,
+    # Anyone may register a client (RFC 7591, as MCP clients do); a client gets nothing until a user consents.
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "CIMD_ENABLED": True,
+    # Refuses private, loopback and link-local addresses, connects to the address it checked, no redirects.
+    "CIMD_METADATA_FETCHER": "oauth2_provider.cimd.SafeMetadataFetcher",
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
+    "OIDC_ISS_ENDPOINT": OAUTH_ISSUER_URL,
+    "OAUTH2_PROTECTED_RESOURCE_NAME": MCP_SERVER_NAME,
+    # RFC 9700 (OAuth security BCP): no implicit or password grant, no "plain" PKCE, tokens stored as digests,
+    # bearer tokens only in the header, `iss` on the authorization response.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    # `http` stays for the loopback callbacks of native clients (RFC 8252 §7.3; the MCP desktop and IDE clients use
+    # them); McpOAuth2Validator refuses an http redirect to any other host, so W008 is silenced below.
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": False,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
 }

@@ -1,8 +1,8 @@
 """Staff-facing strings of third-party apps that ship no Japanese, collected here into the project's catalogue.
 
 `makemessages` only reads the project's sources; marking the same msgids here (gettext_noop: nothing is translated
-at import) puts them in locale/ja, where Django finds them for django-axes, django-tasks-db and the strings
-Django 6.1 added after its Japanese catalogue was last updated. Nothing imports this module.
+at import) puts them in locale/ja, where Django finds them for django-axes, django-tasks-db, django-oauth-toolkit and
+the strings Django 6.1 added after its Japanese catalogue was last updated. Nothing imports this module.
 """
 
 from django.utils.translation import gettext_noop
@@ -47,4 +47,21 @@ THIRD_PARTY_MSGIDS = [
     gettext_noop("traceback"),
     gettext_noop("Task Result"),
     gettext_noop("Task Results"),
+    # django-oauth-toolkit 3.4.1 (fields of the OAuth clients and access tokens shown in the admin)
+    gettext_noop("client ID"),
+    gettext_noop("redirect URIs"),
+    gettext_noop("Allowed URIs list, space separated"),
+    gettext_noop("client type"),
+    gettext_noop("Confidential"),
+    gettext_noop("Public"),
+    gettext_noop("registration source"),
+    gettext_noop("How this application was registered (manual, DCR per RFC 7591, or CIMD)"),
+    gettext_noop("Manual"),
+    gettext_noop("Dynamic Client Registration"),
+    gettext_noop("Client ID Metadata Document"),
+    gettext_noop("created"),
+    gettext_noop("application"),
+    gettext_noop("scope"),
+    gettext_noop("resource"),
+    gettext_noop("expires"),
 ]

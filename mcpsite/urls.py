@@ -12,4 +12,5 @@ urlpatterns = [
     path("mcp/<str:group>/tools/list", views.RestToolsListView.as_view(), name="rest-group-tools-list"),
     path("mcp/<str:group>/tools/call", views.RestToolsCallView.as_view(), name="rest-group-tools-call"),
     path("", include("reminders.urls")),
+    path("", include("mcpsite_oauth.urls")),
 ]

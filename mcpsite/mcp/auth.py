@@ -1,4 +1,4 @@
-"""API-key authentication shared by every network transport."""
+"""API-key authentication shared by every network transport, and the hook for other bearer tokens (OAuth)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from mcpsite.core.errors import Unauthorized
+from mcpsite.core.errors import ScopeDenied, Unauthorized
 from mcpsite.models import ApiKey, key_digest
 
 from .dispatch import in_worker_thread
@@ -33,11 +34,20 @@ def bearer_token(header_value: str | None) -> str | None:
     return token.strip()
 
 
-def api_key_authenticate(*, raw_key: str | None) -> ApiKey:
-    """The active ApiKey for `raw_key`, or Unauthorized. Records use at most once a minute."""
+def api_key_authenticate(*, raw_key: str | None, url: str | None = None) -> ApiKey:
+    """The active ApiKey for `raw_key`, or Unauthorized. Records use at most once a minute.
+
+    A bearer token that is no API key goes to settings.MCP_TOKEN_AUTHENTICATORS (OAuth access tokens) when the
+    request's `url` is known (tokens are bound to a resource); what they return acts like an ApiKey (owner, scopes,
+    rate, allows(), audit_fields()).
+    """
     if not raw_key:
         raise Unauthorized()
     api_key = ApiKey.objects.select_related("owner").filter(digest=key_digest(raw_key), is_active=True).first()
+    if api_key is None and url is not None:
+        for authenticator in settings.MCP_TOKEN_AUTHENTICATORS:
+            if (principal := import_string(authenticator)(raw_token=raw_key, url=url)) is not None:
+                return principal
     if api_key is None or not api_key.owner.is_active:
         raise Unauthorized()
     now = timezone.now()
@@ -99,9 +109,48 @@ async def api_key_from_scope(scope) -> ApiKey | None:
         return None
     if raw_key and (api_key := recent_keys.get(key_digest(raw_key))) is not None:
         return api_key
-    api_key = await _authenticate_in_worker(raw_key=raw_key)
-    recent_keys.put(api_key)
-    return api_key
+    principal = await _authenticate_in_worker(raw_key=raw_key, url=request_url(scope))
+    # Only API keys are kept: an OAuth token revoked or expired must stop working on the next request.
+    if isinstance(principal, ApiKey):
+        recent_keys.put(principal)
+    return principal
+
+
+def site_origin(scope) -> str:
+    """This site as clients reach it: OAUTH_ISSUER_URL in production (behind a proxy the ASGI scope has the
+    proxy's view), else the request's own scheme and Host."""
+    if settings.OAUTH_ISSUER_URL:
+        return settings.OAUTH_ISSUER_URL
+    headers = dict(scope.get("headers") or [])
+    scheme = {"ws": "http", "wss": "https"}.get(scope.get("scheme"), scope.get("scheme") or "http")
+    return f"{scheme}://{headers.get(b'host', b'').decode('latin-1')}"
+
+
+def request_url(scope) -> str:
+    return site_origin(scope) + scope.get("path", "")
+
+
+def bearer_challenge(scope, error, groups: list[str] | None) -> bytes:
+    """The `WWW-Authenticate` of a refused MCP request (RFC 6750 §3, RFC 9728 §5.1): where the protected resource
+    metadata is, the scope the endpoint needs, and `invalid_token` when a token was sent but is not good here."""
+    parts = []
+    if isinstance(error, ScopeDenied):
+        parts.append('error="insufficient_scope"')
+    elif bearer_token(dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")):
+        parts.append('error="invalid_token"')
+    if groups:
+        parts.append(f'scope="{" ".join(groups)}"')
+    parts.append(f'resource_metadata="{site_origin(scope)}/.well-known/oauth-protected-resource/mcp"')
+    return ("Bearer " + ", ".join(parts)).encode("latin-1")
+
+
+def endpoint_scope_denied(principal, groups: list[str] | None) -> ScopeDenied | None:
+    """An OAuth token at `/mcp/<group>` without that group's scope is refused with 403 insufficient_scope, so its
+    client can ask the user for it (MCP step-up). API keys keep their behaviour: the group's tools are hidden."""
+    if getattr(principal, "kind", "api_key") != "oauth" or not groups:
+        return None
+    missing = [group for group in groups if not principal.allows(group)]
+    return ScopeDenied(f"This token may not use {', '.join(missing)} tools") if missing else None
 
 
 _authenticate_in_worker = in_worker_thread(api_key_authenticate)

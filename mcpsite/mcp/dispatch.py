@@ -221,7 +221,7 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
 def _audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float) -> None:
     # Names, codes and timings only: arguments may hold passwords and are never stored.
     row = ToolCall(
-        api_key=ctx.api_key,
+        **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
         transport=ctx.transport,
         tool=tool,
         duration_ms=int((time.perf_counter() - started) * 1000),

@@ -15,7 +15,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pydantic_core
@@ -51,7 +51,7 @@ from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
 
 from . import dispatch
-from .auth import api_key_from_scope
+from .auth import api_key_from_scope, bearer_challenge, endpoint_scope_denied
 from .registry import CallContext, tool_groups
 from .server import build_server
 from .wire import as_jsonrpc, http_status
@@ -64,7 +64,7 @@ SCOPE_GROUPS = "mcpsite.groups"
 DISPATCH_COUNTED = frozenset({"tools/call", "tools/list"})
 
 
-def mcp_groups_for_path(path: str) -> list[str] | None | bool:
+def mcp_groups_for_path(path: str) -> list[str] | None | Literal[False]:
     """None for `/mcp` (all groups), [group] for `/mcp/<group>`, False when the path is not ours."""
     path = path.rstrip("/") or "/"
     if path == "/mcp":
@@ -219,8 +219,10 @@ class McpHttpApp:
         groups = mcp_groups_for_path(scope["path"])
         try:
             api_key = await api_key_from_scope(scope)
+            if denied := endpoint_scope_denied(api_key, groups or None):
+                raise denied
         except ApplicationError as exc:
-            await self._refuse(send, exc)
+            await self._refuse(send, exc, [(b"www-authenticate", bearer_challenge(scope, exc, groups or None))])
             return
         body, receive = await buffer_body(receive, settings.MCP_MAX_BODY_BYTES)
         if api_key is not None and not await self._count_request(body, send, api_key):
@@ -261,7 +263,7 @@ class McpHttpApp:
                 self.server, context, message.method, message.params,
                 connection=connection, lifespan_state=self.manager._lifespan_state,
             )  # fmt: skip
-            reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+            reply: JSONRPCResponse | JSONRPCError = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
         except Exception as exc:
             error = handler_exception_to_error_data(exc)
             if error is None:  # the SDK's dispatcher answers code 0 with the message (mcp 2.3)
@@ -302,7 +304,7 @@ class McpHttpApp:
     @staticmethod
     async def _refuse(send, error: ApplicationError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
         extra = list(extra or [])
-        if isinstance(error, Unauthorized):
+        if isinstance(error, Unauthorized) and not any(name == b"www-authenticate" for name, _ in extra):
             extra.append((b"www-authenticate", b'Bearer realm="mcpsite"'))
         body = {"jsonrpc": "2.0", "id": None, "error": as_jsonrpc(error)}
         await _send_json(send, http_status(error), body, extra)

@@ -13,6 +13,7 @@ import io
 import re
 import shutil
 import subprocess
+from datetime import timedelta
 from urllib.parse import urljoin, urlparse
 
 import pytest
@@ -155,11 +156,30 @@ def seed_demo_world(monkeypatch):
     ReminderDelivery.objects.create(
         reminder=reminder, occurrence_at=reminder.time, delivered_at=now, channel="email", status="sent"
     )
+    # A remote client a user signed in, with its live token (the OAuth admin's two lists).
+    from oauth2_provider.models import AccessToken, Application
+
+    oauth_client = Application.objects.create(
+        name="Claude",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1:33418/callback",
+        registration_source=Application.RegistrationSource.DCR,
+    )
+    AccessToken.objects.create(
+        user=contact.owner,
+        application=oauth_client,
+        token="i18n-token",
+        scope="cinema reminders",
+        resource=["http://127.0.0.1/mcp"],
+        expires=now + timedelta(hours=1),
+    )
+    return oauth_client
 
 
 @pytest.mark.django_db(transaction=True)
 def test_every_admin_page_is_japanese_and_english_works(admin_login, live_server, monkeypatch, tmp_path):
-    seed_demo_world(monkeypatch)
+    oauth_client = seed_demo_world(monkeypatch)
     page = admin_login()
     base = live_server.url
     problems: dict[str, list] = {}
@@ -200,10 +220,16 @@ def test_every_admin_page_is_japanese_and_english_works(admin_login, live_server
         reverse("admin:geo_pointlookup_resolve"),
         reverse("admin:merchant_product_adjust_stock", args=[product.pk]),
         "/admin/password_change/",
+        # The remote sign-in's consent page (the sign-in page is the admin's own login page).
+        "/oauth/authorize/?response_type=code&scope=cinema+ledger&state=s&code_challenge_method=S256"
+        f"&client_id={oauth_client.client_id}&redirect_uri=http://127.0.0.1:33418/callback"
+        "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
     ]
     for path in staff_pages:
         visit(path)
-        page.screenshot(path=str(tmp_path / f"{path.strip('/').replace('/', '-')}-ja.png"), full_page=True)
+        page.screenshot(path=str(tmp_path / f"{path.strip('/').replace('/', '-')[:60]}-ja.png"), full_page=True)
+
+    assert page.locator("#consent-form input[name=groups]").count() == 2  # the consent page was the last one
 
     # Forms with their errors and the pages they lead to: a refused resolve, a stock change, a new API key.
     visit(reverse("admin:geo_pointlookup_resolve"))

@@ -17,9 +17,9 @@ from asgiref.sync import sync_to_async
 from asgiref.testing import ApplicationCommunicator
 from django.db import connection
 
+from mcpsite.core.errors import Unauthorized
 from mcpsite.mcp import auth, dispatch
 from mcpsite.mcp.auth import api_key_from_scope, recent_keys
-from mcpsite.mcp.errors import Unauthorized
 from mcpsite.mcp.http import buffer_body
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 from mcpsite.models import ApiKey, ToolCall

@@ -1,0 +1,122 @@
+"""Remote sign-in: which resource tokens are for, who a token acts as, and revoking what staff revoke.
+
+django-oauth-toolkit issues the tokens (authorization code + PKCE S256, refresh rotation, client registration);
+this module holds the project's rules around them: a token is bound to this site's MCP resource (RFC 8707) and
+gives at most the tool groups its user may use now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_grant_model,
+    get_refresh_token_model,
+    revoke_access_token,
+)
+
+from mcpsite.admin_security import grantable_scopes
+from mcpsite.core.scopes import tool_groups
+
+MCP_PATH = "/mcp"
+
+
+def site_origin(request) -> str:
+    """This site as its clients reach it (OAUTH_ISSUER_URL, else the request's scheme and host)."""
+    return settings.OAUTH_ISSUER_URL or request.build_absolute_uri("/").rstrip("/")
+
+
+def mcp_resources(origin: str) -> tuple[str, str]:
+    """The resource identifiers a token may be bound to: `/mcp` (every MCP endpoint is under it) and the site itself
+    (what the root protected resource metadata names)."""
+    return (origin + MCP_PATH, origin)
+
+
+def groups_for_user(*, user, requested: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The requested groups split into those `user` may use and those they may not: the rule for API keys
+    (docs/security.md, "Staff permissions")."""
+    allowed = grantable_scopes(user)
+    requested = [group for group in tool_groups() if group in set(requested)]
+    return [g for g in requested if g in allowed], [g for g in requested if g not in allowed]
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthTokenPrincipal:
+    """A verified access token, in the shape the MCP platform expects of an ApiKey (owner, scopes, rate, allows,
+    audit_fields). Rate-limited per user: a refreshed token or a second client shares the user's allowance."""
+
+    token_id: int
+    application_id: int
+    owner: Any
+    scopes: tuple[str, ...]
+    rate: str
+    kind: str = "oauth"
+
+    @property
+    def pk(self) -> str:
+        return f"oauth-user:{self.owner.pk}"
+
+    @property
+    def digest(self) -> str:
+        # What binds a stateful MCP session to its opener: the user and client, not the token, which rotates.
+        return f"oauth:{self.owner.pk}:{self.application_id}"
+
+    def allows(self, group: str) -> bool:
+        return group in self.scopes
+
+    def audit_fields(self) -> dict:
+        return {"user_id": self.owner.pk, "oauth_client_id": self.application_id}
+
+
+def access_token_authenticate(*, raw_token: str, url: str) -> OAuthTokenPrincipal | None:
+    """The principal of a live access token bound to a resource that covers `url`; None for anything else (unknown,
+    expired, revoked, another audience, no user): the transport answers 401 invalid_token."""
+    checksum = hashlib.sha256(raw_token.encode()).hexdigest()
+    token = (
+        get_access_token_model().objects.select_related("user", "application").filter(token_checksum=checksum).first()
+    )
+    if token is None or token.is_expired() or token.user is None or not token.user.is_active:
+        return None
+    # RFC 8707: only tokens issued for this resource; an unbound token could have been meant for anyone.
+    if not token.resource or not token.allows_audience(url.split("?")[0]):
+        return None
+    allowed, _ = groups_for_user(user=token.user, requested=token.scope.split())
+    return OAuthTokenPrincipal(
+        token_id=token.pk,
+        application_id=token.application_id,
+        owner=token.user,
+        scopes=tuple(allowed),
+        rate=settings.OAUTH_TOKEN_RATE,
+    )
+
+
+def access_tokens_revoke(*, token_ids: Iterable[int]) -> int:
+    """Revoke access tokens and their refresh tokens; the next request with one is refused. Returns how many."""
+    count = 0
+    with transaction.atomic():
+        for token in get_access_token_model().objects.filter(pk__in=list(token_ids)).select_for_update():
+            revoke_access_token(token)
+            count += 1
+    return count
+
+
+def client_access_revoke(*, application_ids: Iterable[int]) -> int:
+    """Take back everything the given clients were granted: their access and refresh tokens and unused codes. The
+    registrations stay (a user may sign the client in again). Returns how many access tokens were revoked."""
+    application_ids = list(application_ids)
+    tokens = get_access_token_model().objects.filter(application_id__in=application_ids)
+    with transaction.atomic():
+        count = access_tokens_revoke(token_ids=tokens.values_list("pk", flat=True))
+        # Refresh tokens whose access token is already gone (rotated) still exchange for new ones: revoke them too.
+        for refresh in get_refresh_token_model().objects.filter(
+            application_id__in=application_ids, revoked__isnull=True
+        ):
+            refresh.revoke()
+        get_grant_model().objects.filter(application_id__in=application_ids).delete()
+    return count

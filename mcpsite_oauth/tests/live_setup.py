@@ -1,0 +1,69 @@
+"""Run inside a live site (`manage.py shell -c`): the users and tokens the live OAuth tests need, printed as JSON.
+
+Tokens are made with django-oauth-toolkit's own models, as its token endpoint stores them (digest only).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application, set_token_value
+
+from mcpsite.core.scopes import scope_permissions
+
+PASSWORD = "hanako-password-123"
+
+
+def grant_groups(user, groups: list[str]) -> None:
+    """The admin permissions that let `user` use these tool groups (docs/security.md, "Staff permissions")."""
+    for perm in (p for group in groups for p in scope_permissions()[group]):
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+
+
+def user_with_groups(username: str, groups: list[str]):
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, is_staff=True)
+    grant_groups(user, groups)
+    return user
+
+
+def mint(user, application, *, raw: str, scope: str, resource: list[str], expires_in: int = 3600) -> AccessToken:
+    token = AccessToken(
+        user=user,
+        application=application,
+        scope=scope,
+        resource=resource,
+        expires=timezone.now() + timedelta(seconds=expires_in),
+    )
+    set_token_value(token, raw)
+    token.save()
+    return token
+
+
+def main(origin: str) -> None:
+    hanako = user_with_groups("hanako", ["cinema", "reminders"])
+    app = Application.objects.create(
+        name="minted",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    mcp = origin + "/mcp"
+    made = {
+        "cinema": ("tok-cinema", "cinema", [mcp], 3600),
+        "other_audience": ("tok-other", "cinema", ["https://other.example/mcp"], 3600),
+        "unbound": ("tok-unbound", "cinema", [], 3600),
+        "expired": ("tok-expired", "cinema", [mcp], -1),
+        "ledger_not_allowed": ("tok-ledger", "cinema ledger", [mcp], 3600),
+        "to_revoke": ("tok-revoke", "cinema", [mcp], 3600),
+    }
+    tokens = {}
+    for kind, (raw, scope, resource, expires_in) in made.items():
+        mint(hanako, app, raw=raw, scope=scope, resource=resource, expires_in=expires_in)
+        tokens[kind] = raw
+    json.dump({"tokens": tokens, "user_id": hanako.pk}, sys.stdout)

@@ -1,0 +1,247 @@
+"""The authorization server's refusals, each with the spec's error (RFC 6749 §4.1.2.1 and §5.2, RFC 7636, RFC 7591,
+RFC 8707), and what a consent grants. In process with Django's test client."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
+from oauth2_provider.models import Application
+
+from mcpsite_oauth.selectors import live_tokens
+
+from .live_setup import grant_groups
+
+REDIRECT = "http://127.0.0.1:8765/callback"
+RESOURCE = "http://testserver/mcp"
+
+
+def pkce():
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def register(client, **metadata):
+    body = {
+        "client_name": "テスト",
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        **metadata,
+    }
+    return client.post("/oauth/register/", json.dumps(body), content_type="application/json")
+
+
+@pytest.fixture
+def hanako(django_user_model):
+    user = django_user_model.objects.create_user(username="hanako", password="hanako-password-123")
+    grant_groups(user, ["cinema"])
+    return user
+
+
+@pytest.fixture
+def app_client_id(client):
+    response = register(client)
+    assert response.status_code == 201, response.content
+    return response.json()["client_id"]
+
+
+@pytest.fixture
+def signed_in(client, hanako):
+    client.force_login(hanako)
+    return client
+
+
+def authorize_params(client_id, challenge, **extra):
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "scope": "cinema",
+        "state": "s1",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": RESOURCE,
+    }
+    return {k: v for k, v in {**params, **extra}.items() if v is not None}
+
+
+def redirect_query(response) -> dict:
+    assert response.status_code == 302, response.content[:500]
+    location = response["Location"]
+    assert location.startswith(REDIRECT), location
+    return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+def consent(client, client_id, challenge, groups=("cinema",), allow=True, tamper=None, **extra):
+    """GET the consent page, then POST its form as the user would (with `tamper` changing hidden fields)."""
+    page = client.get("/oauth/authorize/", authorize_params(client_id, challenge, **extra))
+    assert page.status_code == 200, page.content[:500]
+    data = {k: v for k, v in page.context["form"].initial.items() if v is not None}
+    data.update(tamper or {}, groups=list(groups))
+    if allow:
+        data["allow"] = "許可する"
+    return client.post("/oauth/authorize/", data)
+
+
+def token(client, **data):
+    return client.post("/oauth/token/", data)
+
+
+def exchange(client, client_id, code, verifier, **extra):
+    """The token request for an authorization code (RFC 6749 §4.1.3 with the PKCE verifier)."""
+    data = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "client_id": client_id,
+        "code_verifier": verifier,
+        "resource": RESOURCE,
+        **extra,
+    }
+    return token(client, **{k: v for k, v in data.items() if v is not None})
+
+
+@pytest.mark.django_db
+def test_a_consent_gives_a_code_that_pkce_turns_into_an_audience_bound_token(signed_in, app_client_id):
+    verifier, challenge = pkce()
+    query = redirect_query(consent(signed_in, app_client_id, challenge))
+    assert query["state"] == "s1" and query["iss"] == "http://testserver"
+    response = exchange(signed_in, app_client_id, query["code"], verifier)
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["scope"] == "cinema" and body["token_type"] == "Bearer" and body["refresh_token"]
+    stored = live_tokens().get()
+    assert stored.resource == [RESOURCE] and stored.user.username == "hanako"
+    assert stored.token == ""  # only a digest is kept (RFC 9700 token storage)
+
+
+@pytest.mark.django_db
+def test_pkce_missing_or_plain_is_invalid_request(signed_in, app_client_id):
+    missing = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, None, code_challenge_method=None))
+    assert redirect_query(missing)["error"] == "invalid_request"
+    _, challenge = pkce()
+    plain = signed_in.get(
+        "/oauth/authorize/", authorize_params(app_client_id, challenge, code_challenge_method="plain")
+    )
+    assert redirect_query(plain)["error"] == "invalid_request"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("verifier", ["wrong-verifier-" + "x" * 40, None])
+def test_a_wrong_or_missing_code_verifier_is_refused_at_the_token_endpoint(signed_in, app_client_id, verifier):
+    _, challenge = pkce()
+    query = redirect_query(consent(signed_in, app_client_id, challenge))
+    response = exchange(signed_in, app_client_id, query["code"], verifier)
+    assert response.status_code == 400
+    assert response.json()["error"] == ("invalid_grant" if verifier else "invalid_request")
+    assert not live_tokens().exists()
+
+
+@pytest.mark.django_db
+def test_a_redirect_uri_not_registered_is_never_redirected_to(signed_in, app_client_id):
+    _, challenge = pkce()
+    params = authorize_params(app_client_id, challenge, redirect_uri="http://127.0.0.1:8765/elsewhere")
+    response = signed_in.get("/oauth/authorize/", params)
+    assert response.status_code == 400 and "Location" not in response
+    assert response.context["error"].error == "invalid_request"
+
+
+@pytest.mark.django_db
+def test_scopes_beyond_the_users_groups_are_left_out_or_refused(signed_in, app_client_id):
+    _, challenge = pkce()
+    # Nothing the user may use: invalid_scope back to the client.
+    only_ledger = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="ledger"))
+    assert redirect_query(only_ledger)["error"] == "invalid_scope"
+    # Some: the page offers those and names the rest as left out.
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema ledger"))
+    assert [g for g, _ in page.context["groups"]] == ["cinema"]
+    assert [g for g, _ in page.context["refused_groups"]] == ["ledger"]
+    assert page.context["form"].initial["scope"] == "cinema"
+    # A forged POST for ledger is refused, whether or not the hidden scope field was changed too.
+    forged = consent(signed_in, app_client_id, challenge, groups=("cinema", "ledger"), scope="cinema ledger")
+    assert redirect_query(forged)["error"] == "invalid_scope"
+    tampered = consent(signed_in, app_client_id, challenge, groups=("ledger",), tamper={"scope": "cinema ledger"})
+    assert redirect_query(tampered)["error"] == "invalid_scope"
+    assert not live_tokens().exists()
+
+
+@pytest.mark.django_db
+def test_deny_is_access_denied(signed_in, app_client_id):
+    _, challenge = pkce()
+    assert redirect_query(consent(signed_in, app_client_id, challenge, allow=False))["error"] == "access_denied"
+
+
+@pytest.mark.django_db
+def test_a_resource_that_is_not_this_mcp_server_is_invalid_target(signed_in, app_client_id):
+    verifier, challenge = pkce()
+    other = signed_in.get(
+        "/oauth/authorize/", authorize_params(app_client_id, challenge, resource="https://evil.example/mcp")
+    )
+    assert redirect_query(other)["error"] == "invalid_target"
+    # Nor can the token request widen the audience the code was granted for.
+    query = redirect_query(consent(signed_in, app_client_id, challenge))
+    response = exchange(signed_in, app_client_id, query["code"], verifier, resource="https://evil.example/mcp")
+    # (django-oauth-toolkit 3.4.1 labels this one JSON answer text/html.)
+    assert response.status_code == 400 and json.loads(response.content)["error"] == "invalid_target"
+
+
+@pytest.mark.django_db
+def test_a_client_that_names_no_resource_gets_a_token_for_this_mcp_server(signed_in, app_client_id):
+    verifier, challenge = pkce()
+    query = redirect_query(consent(signed_in, app_client_id, challenge, resource=None))
+    response = exchange(signed_in, app_client_id, query["code"], verifier, resource=None)
+    assert response.status_code == 200
+    assert live_tokens().get().resource == [RESOURCE]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("metadata", "error"),
+    [
+        ({"grant_types": ["client_credentials"]}, "invalid_client_metadata"),
+        ({"grant_types": ["password"]}, "invalid_client_metadata"),
+        ({"response_types": ["token"]}, "invalid_client_metadata"),
+        ({"redirect_uris": ["http://app.example/callback"]}, "invalid_redirect_uri"),
+    ],
+)
+def test_registration_is_for_authorization_code_clients_with_safe_redirects(client, metadata, error):
+    response = register(client, **metadata)
+    assert response.status_code == 400 and response.json()["error"] == error
+    assert not Application.objects.exists()
+
+
+@pytest.mark.django_db
+def test_registration_answers_a_public_client(client):
+    body = register(client).json()
+    assert body["token_endpoint_auth_method"] == "none" and "client_secret" not in body
+    assert body["redirect_uris"] == [REDIRECT]
+
+
+@pytest.mark.django_db
+def test_an_http_redirect_to_another_host_is_refused_even_for_a_client_registered_by_hand(signed_in):
+    app = Application.objects.create(
+        name="hand-made",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://app.example/callback",
+    )
+    _, challenge = pkce()
+    params = authorize_params(app.client_id, challenge, redirect_uri="http://app.example/callback")
+    response = signed_in.get("/oauth/authorize/", params)
+    assert response.status_code == 400 and "Location" not in response
+
+
+def test_client_metadata_documents_on_private_addresses_are_never_fetched():
+    """CIMD (a client_id that is an https URL): the toolkit's fetcher resolves the host first and refuses any
+    private, loopback or link-local address, so a client cannot make this server reach inside its network."""
+    for url in ["https://127.0.0.1/client.json", "https://10.0.0.5/client.json", "https://169.254.169.254/c.json"]:
+        with pytest.raises(CIMDError, match="non-public address"):
+            SafeMetadataFetcher().fetch(url)

@@ -1,0 +1,176 @@
+"""Thin views over django-oauth-toolkit: sign-in and consent pages in the admin's look, the project's rules on
+resources and scopes at the authorization endpoint, registration narrowed to authorization-code clients, and the
+protected resource metadata of `/mcp`."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth.views import LoginView
+from django.http import HttpResponseBadRequest
+from django.urls import reverse_lazy
+from django.utils.csp import CSP
+from django.utils.translation import gettext_lazy as _
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.models import get_application_model
+from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
+from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView, _error_response
+from oauthlib.oauth2.rfc6749.errors import (
+    AccessDeniedError,
+    CustomOAuth2Error,
+    InvalidRequestError,
+    InvalidScopeError,
+)
+
+from mcpsite.core.scopes import tool_groups
+
+from .services import groups_for_user, mcp_resources, site_origin
+from .validators import GRANT_TYPES, redirect_uri_acceptable
+
+# What each scope lets a client do, shown on the consent page.
+GROUP_DESCRIPTIONS = {
+    "cinema": _("Cinema: movies, schedules, seats and reservations"),
+    "ledger": _("Ledger: accounts, journal entries and reports"),
+    "geo": _("Geo: resolve coordinates to addresses"),
+    "merchant": _("Merchant: products, inventory and cart mandates"),
+    "reminders": _("Reminders: your calendar, messages and reminders"),
+}
+
+
+class AdminStyleMixin:
+    """The admin's header, language and look on the sign-in pages."""
+
+    def get_context_data(self, **kwargs):
+        return {**admin.site.each_context(self.request), **super().get_context_data(**kwargs)}
+
+
+class SignInView(AdminStyleMixin, LoginView):
+    """The admin's login page, for any active user (not only staff): a client acts as the user who signs in."""
+
+    template_name = "admin/login.html"
+    redirect_authenticated_user = False
+    extra_context = {"title": _("Sign in to connect an MCP client"), "subtitle": None}
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "app_path": self.request.get_full_path()}
+
+
+class ConsentView(AdminStyleMixin, AuthorizationView):
+    """Which client, which redirect host, which groups: allow or deny. Adds to django-oauth-toolkit's endpoint that
+    the `resource` is this site's MCP resource (RFC 8707; the default when the client names none) and that the
+    groups are among those the user may use (an API key's rule); requested groups the user may not use are shown
+    and left out, and a request with none left is refused with `invalid_scope`."""
+
+    template_name = "mcpsite_oauth/consent.html"
+    login_url = reverse_lazy("oauth2_provider:login")
+
+    def validate_authorization_request(self, request):
+        scopes, credentials = super().validate_authorization_request(request)
+        if credentials.get("code_challenge_method") != "S256":
+            # Refused before the consent page, not after it (the toolkit refuses "plain" only when issuing the code).
+            error = InvalidRequestError(
+                description="PKCE with code_challenge_method=S256 is required", state=credentials["state"]
+            )
+            raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+        resources = request.GET.getlist("resource")
+        if not resources:
+            request.GET = request.GET.copy()
+            request.GET["resource"] = mcp_resources(site_origin(request))[0]
+        elif error := self._resource_error(resources, credentials.get("state")):
+            raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+        allowed, refused = groups_for_user(user=request.user, requested=scopes)
+        if not allowed:
+            error = InvalidScopeError(
+                description="The requested scopes are tool groups this user may not use", state=credentials["state"]
+            )
+            raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+        self.refused_groups = refused
+        return allowed, credentials
+
+    def _resource_error(self, resources, state):
+        ours = mcp_resources(site_origin(self.request))
+        if all(resource in ours for resource in resources):
+            return None
+        return CustomOAuth2Error(error="invalid_target", description=f"Tokens here are only for {ours[0]}", state=state)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        groups = context.get("scopes") or []
+        context.update(
+            title=_("Connect an MCP client"),
+            redirect_host=urlsplit(context.get("redirect_uri") or "").netloc,
+            groups=[(group, GROUP_DESCRIPTIONS[group]) for group in groups],
+            refused_groups=[(group, GROUP_DESCRIPTIONS[group]) for group in getattr(self, "refused_groups", [])],
+        )
+        return context
+
+    def render_to_response(self, context, **kwargs):
+        response = super().render_to_response(context, **kwargs)
+        if redirect_uri := context.get("redirect_uri"):
+            # The browser applies form-action to the redirect that follows the POST: allow the client's registered
+            # (already validated) redirect target on this page only.
+            parts = urlsplit(redirect_uri)
+            target = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+            response._csp_config = {**settings.SECURE_CSP, "form-action": [CSP.SELF, target]}
+        return response
+
+    def form_valid(self, form):
+        application = get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).first()
+        redirect_uri = form.cleaned_data["redirect_uri"]
+        if application is None or not application.redirect_uri_allowed(redirect_uri):
+            # A tampered form: never send anything to an address the client did not register.
+            return HttpResponseBadRequest()
+        state = form.cleaned_data.get("state")
+        if error := self._resource_error(form.cleaned_data.get("resource", "").split(), state):
+            return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
+        if form.cleaned_data.get("allow"):
+            requested = set(form.cleaned_data["scope"].split())
+            chosen = self.request.POST.getlist("groups")
+            allowed, refused = groups_for_user(user=self.request.user, requested=chosen)
+            if refused or not set(chosen) <= requested & set(tool_groups()):
+                error = InvalidScopeError(description="A chosen scope is not available to this user", state=state)
+                return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
+            if not allowed:
+                error = AccessDeniedError(description="No tool group was chosen", state=state)
+                return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
+            form.cleaned_data["scope"] = " ".join(allowed)
+        return super().form_valid(form)
+
+
+class RegistrationView(DynamicClientRegistrationView):
+    """RFC 7591 registration for authorization-code clients only (MCP clients are); other grant and response types
+    are refused here with `invalid_client_metadata` rather than registered and then refused at every use."""
+
+    def post(self, request, *args, **kwargs):
+        try:
+            metadata = json.loads(request.body)
+        except ValueError:
+            metadata = None
+        if isinstance(metadata, dict):
+            grant_types = metadata.get("grant_types", ["authorization_code"])
+            response_types = metadata.get("response_types", ["code"])
+            if not isinstance(grant_types, list) or not set(map(str, grant_types)) <= GRANT_TYPES:
+                return _error_response("invalid_client_metadata", "grant_types: only authorization_code, refresh_token")
+            if not isinstance(response_types, list) or response_types != ["code"]:
+                return _error_response("invalid_client_metadata", "response_types: only code")
+            redirect_uris = metadata.get("redirect_uris")
+            if isinstance(redirect_uris, list) and not all(map(redirect_uri_acceptable, map(str, redirect_uris))):
+                return _error_response("invalid_redirect_uri", "http redirect URIs must be loopback (127.0.0.1)")
+        return super().post(request, *args, **kwargs)
+
+
+class McpResourceMetadataView(OAuthProtectedResourceMetadataView):
+    """RFC 9728 metadata of this site's MCP endpoint (`/.well-known/oauth-protected-resource/mcp`) and of the site
+    (the root form); behind a proxy OAUTH_ISSUER_URL names the public origin."""
+
+    def get_resource(self, request):
+        return site_origin(request) + request.path.partition("/.well-known/oauth-protected-resource")[2].rstrip("/")
+
+    def get_authorization_servers(self, request):
+        return [site_origin(request)]
+
+    def get_scopes_supported(self):
+        return list(tool_groups())
