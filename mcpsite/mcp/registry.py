@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
+from .interaction import NO_INTERACTION, Interaction
 from .schema import ArgumentValidator, StrictIntegerValidator
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ class CallContext:
     request_id: str
     api_key: ApiKey | None = None
     owner: AbstractBaseUser | None = None
+    # Confirmation, progress and cancellation, where the transport and the client support them (interaction.py).
+    interaction: Interaction = NO_INTERACTION
 
 
 @dataclass(frozen=True)
