@@ -8,3 +8,4 @@ class CinemaConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks, tools  # noqa: F401  (registers the system check and the MCP tools)
+        from . import prompts, resources  # noqa: F401  (registers the MCP resources and prompts)

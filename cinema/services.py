@@ -24,6 +24,7 @@ from mcpsite.mcp.errors import Conflict, Forbidden, InvalidParams, NotFound, Rat
 from mcpsite.mcp.limits import give_back, over_limit
 
 from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+from .signals import seat_map_changed
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +141,11 @@ def reservation_id_next(day: datetime.date) -> str:
     return f"r{day:%Y%m%d}{last:03d}"
 
 
+def _seat_map_changed_on_commit(schedule: Schedule) -> None:
+    public_id = schedule.public_id
+    transaction.on_commit(lambda: seat_map_changed.send(sender=Schedule, schedule_id=public_id), robust=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Booking:
     reservation: Reservation
@@ -188,6 +194,7 @@ def reservation_create(
             ReservedSeat.objects.bulk_create(
                 [ReservedSeat(reservation=reservation, schedule=schedule, seat=seat) for seat in seat_rows]
             )
+            _seat_map_changed_on_commit(schedule)
     except IntegrityError:
         # The partial unique index refused a seat someone else holds (the lock was bypassed or a
         # writer outside this service raced us); nothing was written. Report it as the conflict it is.
@@ -273,6 +280,7 @@ def reservation_cancel(*, reservation: Reservation, source: str, by_user=None) -
         reservation.cancelled_by = by_user
         reservation.save(update_fields=["status", "cancelled_at", "cancel_source", "cancelled_by"])
         ReservedSeat.objects.filter(reservation=reservation).update(active=False)
+        _seat_map_changed_on_commit(reservation.schedule)
     logger.info("Reservation %s cancelled by %s", reservation.public_id, source)
     return reservation
 

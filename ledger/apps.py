@@ -8,3 +8,4 @@ class LedgerConfig(AppConfig):
 
     def ready(self) -> None:
         from . import tools  # noqa: F401  (registers the MCP tools)
+        from . import prompts, resources  # noqa: F401  (registers the MCP resources and prompts)

@@ -10,6 +10,7 @@ class MerchantConfig(AppConfig):
         from django.db.backends.signals import connection_created
 
         from . import checks, signals, tools  # noqa: F401  (system checks, index sync, the MCP tools)
+        from . import prompts, resources  # noqa: F401  (registers the MCP resources and prompts)
 
         connection_created.connect(_register_sqlite_functions, dispatch_uid="merchant_sqlite_functions")
 

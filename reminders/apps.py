@@ -8,3 +8,4 @@ class RemindersConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks, tools  # noqa: F401  (registers the system checks and the MCP tools)
+        from . import prompts, resources  # noqa: F401  (registers the MCP resources and prompts)
