@@ -95,10 +95,9 @@ def _resolve_unique(
                 f"GaluchatAPI answer does not match the request: {exc}{scope}", describe(point)
             ) from None
         if on_progress is not None:
-            with answered_lock:
+            with answered_lock:  # held while reporting, so the counts go out in order
                 answered += 1
-                done = answered
-            on_progress(done, len(chunks))
+                on_progress(answered, len(chunks))
         return answer
 
     if chunks:

@@ -145,8 +145,10 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
             raise _protocol_error(exc) from None
         subscriptions.listener.ensure_started()
         # One ServerSession is built per request; the connection behind it is the session's (private in mcp 2.3).
-        key = id(ctx.session._connection)
-        subscriptions.hub.subscribe(params.uri, key, ctx.session, asyncio.get_running_loop())
+        connection = ctx.session._connection
+        if subscriptions.hub.subscribe(params.uri, id(connection), ctx.session, asyncio.get_running_loop()):
+            # The session's end (DELETE, idle timeout, stdio EOF) ends its subscriptions.
+            connection.exit_stack.callback(subscriptions.hub.unsubscribe, params.uri, id(connection))
         return types.EmptyResult()
 
     async def on_unsubscribe_resource(ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -189,7 +191,10 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
                 [f"unknown argument(s): {', '.join(unknown)}"] if unknown else []
             )
             raise MCPError(code=INVALID_PARAMS, message=f"Prompt {spec.name}: {'; '.join(problems)}")
-        text = spec.render({k: str(v).strip() for k, v in arguments.items()})
+        try:
+            text = spec.render({k: str(v).strip() for k, v in arguments.items()})
+        except ToolError as exc:  # an argument the prompt cannot use (a month that is not YYYY-MM)
+            raise _protocol_error(exc) from None
         message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
         return types.GetPromptResult(description=spec.description, messages=[message])
 

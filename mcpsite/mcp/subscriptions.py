@@ -37,9 +37,13 @@ class Hub:
         self._lock = threading.Lock()
         self._subscribers: dict[str, dict[int, tuple[Any, asyncio.AbstractEventLoop]]] = {}
 
-    def subscribe(self, uri: str, key: int, session: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def subscribe(self, uri: str, key: int, session: Any, loop: asyncio.AbstractEventLoop) -> bool:
+        """True when this is a new subscription (subscribing twice is one subscription)."""
         with self._lock:
-            self._subscribers.setdefault(uri, {})[key] = (session, loop)
+            subscribers = self._subscribers.setdefault(uri, {})
+            new = key not in subscribers
+            subscribers[key] = (session, loop)
+            return new
 
     def unsubscribe(self, uri: str, key: int) -> None:
         with self._lock:

@@ -73,7 +73,8 @@ def test_a_key_sees_only_the_resources_and_prompts_of_its_scopes(mcp_run, make_a
         with pytest.raises(MCPError) as prompt_denied:
             await client.get_prompt("month_end_check", {"month": "2026-01"})
         hidden = await client.complete(
-            ResourceTemplateReference(uri="mcpsite://merchant/products/{product_id}"), {"name": "product_id", "value": ""}
+            ResourceTemplateReference(uri="mcpsite://merchant/products/{product_id}"),
+            {"name": "product_id", "value": ""},
         )
         return listed, templates, prompt_list, read_denied.value, prompt_denied.value, hidden
 
@@ -171,7 +172,9 @@ def test_completion_of_unknown_references_is_empty_not_an_error(mcp_run):
     """Clients complete while the user types; the conformance suite completes its own reference prompt."""
 
     async def scenario(client):
-        prompt = await client.complete(PromptReference(name="test_prompt_with_arguments"), {"name": "arg1", "value": "x"})
+        prompt = await client.complete(
+            PromptReference(name="test_prompt_with_arguments"), {"name": "arg1", "value": "x"}
+        )
         template = await client.complete(ResourceTemplateReference(uri="x://{y}"), {"name": "y", "value": ""})
         return prompt.completion, template.completion
 
