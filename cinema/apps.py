@@ -7,5 +7,5 @@ class CinemaConfig(AppConfig):
     verbose_name = _("Cinema")
 
     def ready(self) -> None:
-        from . import checks, tools  # noqa: F401  (registers the system check and the MCP tools)
-        from . import prompts, resources  # noqa: F401  (registers the MCP resources and prompts)
+        # Registers the system check and the MCP tools, resources and prompts.
+        from . import checks, prompts, resources, tools  # noqa: F401

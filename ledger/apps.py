@@ -7,5 +7,4 @@ class LedgerConfig(AppConfig):
     verbose_name = _("Accounting books")
 
     def ready(self) -> None:
-        from . import tools  # noqa: F401  (registers the MCP tools)
-        from . import prompts, resources  # noqa: F401  (registers the MCP resources and prompts)
+        from . import prompts, resources, tools  # noqa: F401  (registers the MCP tools, resources and prompts)

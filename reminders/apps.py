@@ -7,5 +7,5 @@ class RemindersConfig(AppConfig):
     verbose_name = _("Reminders (InnerVoice)")
 
     def ready(self) -> None:
-        from . import checks, tools  # noqa: F401  (registers the system checks and the MCP tools)
-        from . import prompts, resources  # noqa: F401  (registers the MCP resources and prompts)
+        # Registers the system checks and the MCP tools, resources and prompts.
+        from . import checks, prompts, resources, tools  # noqa: F401

@@ -7,7 +7,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference, ResourceTemplateReference
 
-from mcpsite.mcp import prompts, resources, registry
+from mcpsite.mcp import prompts, registry, resources
 from mcpsite.mcp.features import RESOURCE_NOT_FOUND
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,7 +3,6 @@ client; plus the calendar resource, the repeating-reminder prompt and its comple
 
 from __future__ import annotations
 
-
 import mcp_types as types
 import pytest
 
