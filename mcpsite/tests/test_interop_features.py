@@ -50,11 +50,15 @@ class _Galuchat(BaseHTTPRequestHandler):
     """GaluchatAPI's contract on loopback (answers computed as geo's fake does), counting requests."""
 
     received: list = []
+    # Cleared by a test to hold every request until it is set again.
+    open = threading.Event()
+    open.set()
 
     def do_POST(self):  # noqa: N802  (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         granularity = PATHS[self.path.split("?", 1)[0]]
         type(self).received.append(len(body["points"]))
+        type(self).open.wait(30)
         payload = json.dumps(answer_for(granularity, [tuple(p) for p in body["points"]])).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -173,6 +177,46 @@ def test_progress_over_http_when_replies_are_streamed(site, galuchat, url_index)
     result = _run_http(site.urls[url_index], site.key, scenario)
     assert len(result.structured_content["results"]) == 5
     assert reports == [(1, 3), (2, 3), (3, 3)]
+
+
+@pytest.mark.parametrize(("url_index", "stops"), [(1, True), (0, False)], ids=["stateful", "stateless-control"])
+def test_cancelling_resolve_points_over_http_stops_further_upstream_requests(site, galuchat, url_index, stops):
+    """With a session (stateful mode) notifications/cancelled reaches the call and no further GaluchatAPI request is
+    sent; without one (the stateless default) it cannot, and every request is sent: the control, and the README's
+    "needs a session" for cancellation."""
+    received = galuchat[1]
+    received.clear()
+    calls_before = _count(site, "mcpsite.ToolCall", tool="resolve_points")
+    _Galuchat.open.clear()
+
+    async def scenario(session, _capabilities):
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+
+            async def call():
+                with scope:
+                    points = [{"lat": 35, "lon": 140 + 20 * url_index + i} for i in range(12)]  # 6 requests of 2
+                    await session.call_tool("resolve_points", {"points": points})
+
+            tg.start_soon(call)
+            with anyio.fail_after(30):  # a guard against hanging, not a speed assertion
+                while not received:
+                    await anyio.sleep(0.05)
+            scope.cancel()  # the client sends notifications/cancelled
+            await anyio.sleep(1)  # for it to reach the server (were it late, more requests would arrive: a failure)
+            in_flight = len(received)
+            _Galuchat.open.set()
+        return in_flight
+
+    try:
+        in_flight = _run_http(site.urls[url_index], site.key, scenario)
+    finally:
+        _Galuchat.open.set()
+    for _ in range(60):  # until the call has ended and been audited (the audit is flushed every second)
+        if _count(site, "mcpsite.ToolCall", tool="resolve_points") > calls_before:
+            break
+    assert 1 <= in_flight < 6
+    assert len(received) == (in_flight if stops else 6)
 
 
 def _rpc_reserve(url: str, key: str, schedule_id: str, seat: str) -> dict:
