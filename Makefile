@@ -15,7 +15,7 @@ PYTHON  ?= $(shell for c in python3 python3.13 python3.12 $$(ls -d $$HOME/.pyenv
 
 help:
 	@echo "make demo   - install, migrate, seed demo data, print an API key, serve on http://$(HOST):$(PORT)"
-	@echo "make serve  - production: migrate, collectstatic, uvicorn --workers \$$WORKERS (see README: Production)"
+	@echo "make serve  - production: migrate, collectstatic, uvicorn --workers \$$WORKERS (see docs/production.md)"
 	@echo "make test   - every test on SQLite and on a throwaway PostgreSQL, plus the MCP conformance suite"
 	@echo "make lint   - ruff;  make bench - benchmarks (ratios)"
 
@@ -39,7 +39,7 @@ demo: venv messages
 	  $(PY) manage.py reminders_scheduler --interval 30 & \
 	  $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --lifespan on --no-access-log
 
-# Production (README "Production"): the environment names the database, Redis, hosts and secret; migrate alone
+# Production (docs/production.md): the environment names the database, Redis, hosts and secret; migrate alone
 # prepares a fresh database; N uvicorn worker processes serve it, stateless, behind any load balancer.
 WORKERS ?= 2
 serve: venv messages

@@ -18,8 +18,8 @@ from django.utils import timezone
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
 from .search import match_score, normalize
 
-# Recommendation rule (README), by the seed's 評価・ジャンル・人気度: a film is recommended when it is rated
-# 4.5 or more; or rated 4.0 or more and either its popularity score that day is 80 or more, or its genre is
+# Recommendation rule (docs/apps/cinema.md), by the seed's 評価・ジャンル・人気度: a film is recommended when it is
+# rated 4.5 or more; or rated 4.0 or more and either its popularity score that day is 80 or more, or its genre is
 # among the week's best-selling genres (most seats booked for the shows of the 7 days ending on that day).
 RECOMMEND_RATING = Decimal("4.5")
 RECOMMEND_RATING_WITH_POPULARITY = Decimal("4.0")
@@ -53,7 +53,7 @@ class PopularityRow:
 
 
 def popularity_score(*, booked: int, top_booked: int, capacity: int) -> Decimal:
-    """0–100: half relative to the day's best seller, half the film's own occupancy (README)."""
+    """0–100: half relative to the day's best seller, half the film's own occupancy (docs/apps/cinema.md)."""
     if booked <= 0 or top_booked <= 0 or capacity <= 0:
         return Decimal("0.0")
     share = Decimal(booked) / Decimal(top_booked)
@@ -282,7 +282,7 @@ def seat_suggestions(*, seat_map: SeatMap, theater: Theater, count: int, limit: 
     """The best blocks of `count` adjacent available seats in one row, at most one per row.
 
     Best = the row nearest the middle of the theater, then the block nearest the row's centre
-    (README). Aisles are not modelled, so adjacent columns are adjacent seats.
+    (docs/apps/cinema.md). Aisles are not modelled, so adjacent columns are adjacent seats.
     """
     centre_row = (theater.rows - 1) / 2
     centre_column = (theater.columns + 1) / 2

@@ -2,7 +2,7 @@
 
 Names, arguments and result fields are the seed's. Beyond the seed: `cancel_reservation` (the
 seed's overview names cancellation) and `suggest_seats`. `reserve_seats` does not return the
-password hash the seed marks optional (README: a hash in an agent transcript invites offline cracking).
+password hash the seed marks optional (docs/apps/cinema.md: a hash in an agent transcript invites offline cracking).
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def _popularity_period(args: dict) -> tuple[datetime.date, datetime.date]:
     annotations=READ_ONLY,
 )
 def get_movie_popularity(args: dict, ctx) -> dict:
-    """Films showing on the date, or over a period, ranked by booked seats, with a 0–100 score (README)."""
+    """Films showing on the date, or over a period, ranked by booked seats, with a 0–100 score (docs/apps/cinema.md)."""
     start, end = _popularity_period(args)
     top_n = _positive("top_n", args.get("top_n"), None)
     rows = selectors.movie_popularity(start=start, end=end)
@@ -569,7 +569,7 @@ def cancel_reservation(args: dict, ctx) -> dict:
     annotations=READ_ONLY,
 )
 def suggest_seats(args: dict, ctx) -> dict:
-    """The best blocks of `count` adjacent free seats, centre rows first (README)."""
+    """The best blocks of `count` adjacent free seats, centre rows first (docs/apps/cinema.md)."""
     limit = settings.CINEMA_MAX_SEATS_PER_RESERVATION
     count = args["count"]
     if not 1 <= count <= limit:

@@ -35,7 +35,7 @@ class ApiKeyForm(forms.ModelForm):
             raise forms.ValidationError(
                 gettext(
                     "You may not give the scope(s) %(scopes)s: "
-                    "a scope needs the admin permissions its tools use (see README, Staff permissions)."
+                    "a scope needs the admin permissions its tools use (see docs/security.md, Staff permissions)."
                 )
                 % {"scopes": ", ".join(sorted(added))}
             )

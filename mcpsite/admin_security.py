@@ -1,7 +1,8 @@
 """What staff may do in the admin beyond Django's per-model permissions: secret fields are never filterable,
 and an API key a staff member creates can do no more than they can.
 
-Every ModelAdmin of the project derives from `StaffModelAdmin`; README "Staff permissions" documents the rules.
+Every ModelAdmin of the project derives from `StaffModelAdmin`; docs/security.md ("Staff permissions") documents
+the rules.
 """
 
 from __future__ import annotations

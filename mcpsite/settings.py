@@ -54,7 +54,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
-# --- security (README "Security model"): production defaults whenever DEBUG is off ---
+# --- security (docs/security.md): production defaults whenever DEBUG is off ---
 # HSTS is sent only on HTTPS responses, so a laptop on http://127.0.0.1 is unaffected.
 SECURE_HSTS_SECONDS = int(env_raw("DJANGO_SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
@@ -296,7 +296,7 @@ MCP_REQUIRE_API_KEY = env_bool("MCP_REQUIRE_API_KEY", True)
 MCP_DEFAULT_RATE = env_str("MCP_DEFAULT_RATE", "100/m")
 MCP_MAX_BODY_BYTES = int(env_raw("MCP_MAX_BODY_BYTES", 1_000_000))
 MCP_MAX_BATCH = int(env_raw("MCP_MAX_BATCH", 50))
-# Stateless Streamable HTTP by default: any process or host answers any request (README "Production").
+# Stateless Streamable HTTP by default: any process or host answers any request (docs/production.md).
 MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", True)
 # Answer a POST with one JSON body rather than an SSE stream: the SSE machinery cost a read-only call ~30 % of its
 # throughput (bench/bench_serving.py). MCP_JSON_RESPONSE=0 streams (progress notifications on the POST's stream).

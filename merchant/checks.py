@@ -42,7 +42,7 @@ def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
         try:
             algorithm, key = signing_key(settings.MERCHANT_SIGNING_KEY)
         except (ValueError, TypeError, KeyError, UnsupportedAlgorithm) as exc:
-            error(f"MERCHANT_SIGNING_KEY is not a usable key ({type(exc).__name__}); see merchant/README.md", "E008")
+            error(f"MERCHANT_SIGNING_KEY is not a usable key ({type(exc).__name__}); see docs/apps/merchant.md", "E008")
         else:
             if algorithm == "HS256" and len(key) < 32:
                 errors.append(

@@ -11,7 +11,7 @@ from . import mandates, selectors
 from .models import Product
 
 # Bounds on the size of a call. They are checked here, not in the inputSchemas, which are the seed's
-# as-is (README documents only `limit` 1–100 and the `cart_plan.items[{product_id, quantity}]` shape).
+# as-is (docs/apps/merchant.md documents only `limit` 1–100 and the `cart_plan.items[{product_id, quantity}]` shape).
 MAX_KEYWORDS = 20
 MAX_SEARCH_LIMIT = 100
 MAX_KEYWORD_LENGTH = 100

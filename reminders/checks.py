@@ -34,7 +34,7 @@ def reminders_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
         errors.append(
             checks.Warning(
                 "REMINDERS_WEBHOOK_ALLOW_PRIVATE is on: webhooks may reach loopback and private addresses",
-                hint="Use it only for a local receiver in development (see README, Staff permissions).",
+                hint="Use it only for a local receiver in development (see docs/security.md, Staff permissions).",
                 id="reminders.W001",
             )
         )

@@ -1,4 +1,4 @@
-"""Background work, run by django-tasks-db's `db_worker` (see README: `manage.py db_worker`)."""
+"""Background work, run by django-tasks-db's `db_worker` (see docs/apps/reminders.md: `manage.py db_worker`)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The seed's six tool definitions and its JSON-RPC samples are copied verbatim bel
 so it parses: the popularity sample's `"ヒット作',`). Registered definitions must equal them; the
 seed's requests, replayed through `POST /rpc`, must answer with the seed's fields and JSON types
 (values differ) and validate against the seed's outputSchema; the seed's error samples must come
-back exactly. README's deliberate deviation: `reserve_seats` never returns
+back exactly. docs/apps/cinema.md's deliberate deviation: `reserve_seats` never returns
 `reservation_password_hash` (optional in the seed's outputSchema).
 """
 
@@ -416,15 +416,15 @@ SEED = {tool["name"]: tool for tool in SEED_TOOLS}
 SEED_REQUESTS = [m for m in SEED_MESSAGES if "method" in m]
 SEED_RESULTS = {m["id"]: m["result"] for m in SEED_MESSAGES if "result" in m}
 SEED_ERRORS = [m["error"] for m in SEED_MESSAGES if "error" in m]
-BEYOND_THE_SEED = ["cancel_reservation", "suggest_seats"]  # README: added tools
-# README "Deliberate deviations": the seed's optional password hash is never returned.
+BEYOND_THE_SEED = ["cancel_reservation", "suggest_seats"]  # docs/apps/cinema.md: added tools
+# docs/apps/cinema.md "Deliberate deviations": the seed's optional password hash is never returned.
 DOCUMENTED_MISSING = {"$.reservation_password_hash"}
-# README: get_movie_popularity's period (the seed's 指定日付または期間), added beside the seed's arguments.
+# docs/apps/cinema.md: get_movie_popularity's period (the seed's 指定日付または期間), added beside the seed's arguments.
 DOCUMENTED_ADDED_ARGUMENTS = {"get_movie_popularity": {"start_date", "end_date"}}
 
 
 def as_seed(name: str, input_schema: dict) -> dict:
-    """The registered inputSchema without the README's documented added arguments."""
+    """The registered inputSchema without the docs/apps/cinema.md's documented added arguments."""
     added = DOCUMENTED_ADDED_ARGUMENTS.get(name, set())
     assert added <= input_schema["properties"].keys()
     properties = {k: v for k, v in input_schema["properties"].items() if k not in added}

@@ -139,7 +139,7 @@ def test_seed_sample_reserve_seats_and_conflict(rpc, seed_world):
         "reservation_time": "2026-02-19T23:00:00Z",  # 08:00 in Tokyo
         "status": "confirmed",
     }
-    assert "reservation_password_hash" not in answer["result"]  # deliberate (README)
+    assert "reservation_password_hash" not in answer["result"]  # deliberate (docs/apps/cinema.md)
 
     again = rpc("reserve_seats", {**params, "seats": ["A3", "A4"]}, id_=5)
     assert again["error"] == {

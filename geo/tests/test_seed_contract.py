@@ -6,7 +6,7 @@ The seed states its client contract as sketches, transcribed here as JSON Schema
     response {"granularity", "results": [{"ref?": "string|null", "code": "string|null", "address": "string|null"}]}
     error    {"error": {"code", "message", "location?"}} — never with `results`
 
-README's deliberate deviation: the registered inputSchema states the point shape in the `points`
+docs/apps/geo.md's deliberate deviation: the registered inputSchema states the point shape in the `points`
 description instead of an `items` schema (the first bad point is reported by index and ref).
 """
 
@@ -121,7 +121,7 @@ def test_input_schema_has_the_seed_arguments():
     assert (granularity["type"], granularity["enum"], granularity["default"]) == ("string", GRANULARITIES, "admin")
     assert schema["properties"]["points"]["type"] == "array"
     assert schema["required"] == ["points"]
-    # README deviation: the point shape is in the description, not an items schema.
+    # docs/apps/geo.md deviation: the point shape is in the description, not an items schema.
     assert "items" not in schema["properties"]["points"]
     for words in ("ref", "lat", "lon", "128", "string|null"):
         assert words in schema["properties"]["points"]["description"]

@@ -2,7 +2,7 @@
 
 The seed's tool definitions and response examples are copied verbatim below. Registered definitions
 must equal them (name, description, inputSchema); real results must have the examples' fields with
-the same JSON types (values differ). README's documented additions (`active`, `accounts`,
+the same JSON types (values differ). docs/apps/ledger.md's documented additions (`active`, `accounts`,
 `retainedEarnings`, error `data`) are the only extra fields allowed.
 """
 
@@ -143,7 +143,7 @@ SEED_RESPONSES = json.loads(
 """
 )
 
-# README "Deliberate additions to the seed": the only fields beyond the seed's examples.
+# docs/apps/ledger.md "Deliberate additions to the seed": the only fields beyond the seed's examples.
 DOCUMENTED_EXTRAS = {
     "list_accounts": {"$.accounts[].active"},
     "generate_balance_sheet": {

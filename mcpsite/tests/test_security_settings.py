@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The README's production environment ("Security model").
+# The production environment of docs/security.md.
 PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": "a-long-random-production-secret-" + "x" * 40,
     "DJANGO_ALLOWED_HOSTS": "mcp.example.com",

@@ -1,5 +1,5 @@
 """Staff can do only what their permissions say: secrets are not filterable, actions and deletes need their
-permission, and an API key a staff member makes can do no more than they can (README: Staff permissions)."""
+permission, and an API key a staff member makes can do no more than they can (docs/security.md: Staff permissions)."""
 
 import datetime
 import re

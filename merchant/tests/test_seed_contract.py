@@ -1,10 +1,10 @@
 """The merchant seed (seeds/merchant-agent-mcp.md) as acceptance criteria: definitions and result shapes.
 
 The seed's three `@mcp.tool(...)` definitions and its input/output examples are copied below.
-Registered inputSchemas must be the seed's plus only what README documents (`limit` at least 1; the
+Registered inputSchemas must be the seed's plus only what docs/apps/merchant.md documents (`limit` at least 1; the
 `cart_plan.items[{product_id, quantity}]` shape); descriptions start with the seed's. Results must
 have the examples' fields with the same JSON types — yen as floats (1980.0), as the seed shows.
-README's documented additions: `search`, `warnings`, `merchant_authorization` and AP2's contents.
+docs/apps/merchant.md's documented additions: `search`, `warnings`, `merchant_authorization` and AP2's contents.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ SEED = {
     },
 }
 
-# README: "`limit` is at least 1 (above 100 it is capped)";
+# docs/apps/merchant.md: "`limit` is at least 1 (above 100 it is capped)";
 # "`cart_plan.items[{product_id, quantity}]` … malformed plans → -32602".
 DOCUMENTED_SCHEMA_ADDITIONS = {
     "search_products": {("limit", "minimum"): 1},
@@ -137,7 +137,7 @@ SEED_OUTPUT = json.loads(
 }
 """
 )
-# The seed shows `"shipping_address": {...}`: the address the agent sent (README: echoed as given).
+# The seed shows `"shipping_address": {...}`: the address the agent sent (docs/apps/merchant.md: echoed as given).
 SEED_OUTPUT["build_cart_mandates"]["cart_mandate"]["contents"]["shipping_address"] = SEED_ADDRESS
 
 DOCUMENTED_EXTRAS = {
@@ -180,7 +180,7 @@ def test_description_starts_with_the_seeds(name):
 @pytest.mark.parametrize("name", list(SEED))
 def test_output_schema_accepts_the_seed_example(name):
     example = copy.deepcopy(SEED_OUTPUT[name])
-    if name == "build_cart_mandates":  # README: always present, null when unsigned (the seed's 未署名)
+    if name == "build_cart_mandates":  # docs/apps/merchant.md: always present, null when unsigned (the seed's 未署名)
         example["cart_mandate"]["merchant_authorization"] = None
     Draft202012Validator(registry.get(name).output_schema).validate(example)
 

@@ -8,7 +8,7 @@ The seed gives TypeScript sketches; transcribed here:
     Response        {status: "ok" | "error"; id?: string; error?: string}
 
 and its WebSocket messages (`tools/call` with id "req_123"; 401 and 429 as JSON-RPC errors).
-README documents `platform`'s enum (`email` or `sms`), the seed's own values.
+docs/apps/reminders.md documents `platform`'s enum (`email` or `sms`), the seed's own values.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ SEED_PARAMETERS = {
 }
 SEED_SUMMARIES = {"calendar.create": "予定を作成します。", "message.send": "メッセージを送信します。"}
 SEED_SUMMARIES["reminder.create"] = "リマインダーを作成します。"
-# README: `platform` is `email` or `sms` (the values the seed's comment names).
+# docs/apps/reminders.md: `platform` is `email` or `sms` (the values the seed's comment names).
 DOCUMENTED_ENUMS = {("message.send", "platform"): {"sms", "email"}}
 
 SEED_RESPONSE = {

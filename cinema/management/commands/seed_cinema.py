@@ -18,7 +18,7 @@ from tqdm import tqdm
 from cinema import services
 from cinema.models import Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
 
-DEMO_PASSWORD = "mypassword123"  # the seed's sample password; documented in cinema/README.md
+DEMO_PASSWORD = "mypassword123"  # the seed's sample password; documented in docs/apps/cinema.md
 
 MOVIES = [
     ("m001", "スタームービー", "SF", 120, "4.5", "宇宙冒険ストーリー", "2026-02-01"),
