@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.cache import cache
 
-from mcpsite.mcp import dispatch
+from mcpsite.mcp import dispatch, subscriptions
 from mcpsite.mcp.registry import GROUPS
 
 
@@ -232,3 +232,4 @@ def _fresh_worker_threads():
     used by a later test without database access."""
     yield
     dispatch.stop_worker_threads()
+    subscriptions.listener.stop()  # its PostgreSQL connection would keep the test database from being dropped

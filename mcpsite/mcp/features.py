@@ -143,7 +143,7 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
             await dispatch.in_worker_thread(_read)(spec, variables, call_ctx)
         except ToolError as exc:
             raise _protocol_error(exc) from None
-        subscriptions.listener.ensure_started()
+        await dispatch.in_worker_thread(subscriptions.listener.ensure_started)()
         # One ServerSession is built per request; the connection behind it is the session's (private in mcp 2.3).
         connection = ctx.session._connection
         if subscriptions.hub.subscribe(params.uri, id(connection), ctx.session, asyncio.get_running_loop()):

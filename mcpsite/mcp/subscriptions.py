@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from typing import Any
 
 from django.db import connection, connections
@@ -28,6 +27,8 @@ CHANNEL = "mcpsite_resource_updated"
 # pg_notify payloads are limited to 8000 bytes; a URI longer than this is never a real resource.
 MAX_URI_BYTES = 7000
 RECONNECT_SECONDS = 2.0
+# How long the listener waits for notifications before checking whether it should stop.
+POLL_SECONDS = 1.0
 
 
 class Hub:
@@ -95,34 +96,48 @@ class Listener:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
         self.listening = threading.Event()
 
-    def ensure_started(self) -> None:
+    def ensure_started(self, wait: float = 10.0) -> None:
+        """Start listening (once per process) and wait until LISTEN is in place, so an update committed after the
+        subscription was acknowledged is never missed. Blocks: call from a worker thread."""
         if connections["default"].vendor != "postgresql":
             return
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 params = connections["default"].get_connection_params()
+                self._stop.clear()
                 self._thread = threading.Thread(target=self._run, args=(params,), name="mcp-listen", daemon=True)
                 self._thread.start()
+        self.listening.wait(wait)
+
+    def stop(self) -> None:
+        """End the listener and its connection (tests: a test database cannot be dropped while it is connected)."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stop.set()
+            thread.join()
 
     def _run(self, params: dict) -> None:
         import psycopg
 
         # Django's cursor class and adapters are for its own connections; this one only LISTENs.
         params = {k: v for k, v in params.items() if k not in ("cursor_factory", "context")}
-        while True:
+        while not self._stop.is_set():
             try:
                 with psycopg.connect(**params, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self.listening.set()
-                    for notify in conn.notifies():
-                        hub.deliver(notify.payload)
+                    while not self._stop.is_set():
+                        for notify in conn.notifies(timeout=POLL_SECONDS):
+                            hub.deliver(notify.payload)
             except Exception:
                 logger.exception("Resource update listener lost its connection; reconnecting")
             finally:
                 self.listening.clear()
-            time.sleep(RECONNECT_SECONDS)
+            self._stop.wait(RECONNECT_SECONDS)
 
 
 listener = Listener()
