@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 
 from mcpsite.core.scopes import tool_groups
-from mcpsite.mcp import dispatch
+from mcpsite.mcp import dispatch, subscriptions
 
 
 def pytest_sessionstart(session):
@@ -126,6 +126,30 @@ def mcp_client():
 
 
 @pytest.fixture
+def mcp_run():
+    """mcp_run(fn, groups=None, api_key=None, **client_options) -> `await fn(client)`: the official client in process
+    against the real SDK server with sessions (as stdio serves it: elicitation, progress, subscriptions), calling as
+    `api_key` (None: a trusted local caller). Use with `transactional_db`: the server reads in worker threads."""
+    import anyio
+    from mcp import Client
+
+    from mcpsite.mcp.server import build_server
+
+    def run(fn, groups=None, api_key=None, **client_options):
+        def context_for(_ctx):
+            return dispatch.call_context(transport="test", api_key=api_key), groups
+
+        async def connected():
+            server = build_server(context_for, subscriptions=True)
+            async with Client(server, mode="legacy", cache=None, **client_options) as client:
+                return await fn(client)
+
+        return anyio.run(connected)
+
+    return run
+
+
+@pytest.fixture
 def mcp_tools_list(mcp_client):
     """mcp_tools_list(group) -> the tools/list answer of the real SDK server, in process, via the official client."""
 
@@ -210,3 +234,4 @@ def _fresh_worker_threads():
     used by a later test without database access."""
     yield
     dispatch.stop_worker_threads()
+    subscriptions.listener.stop()  # its PostgreSQL connection would keep the test database from being dropped

@@ -11,4 +11,5 @@ class CinemaConfig(AppConfig):
     mcp_scope_permissions = ("cinema.view_schedule", "cinema.add_reservation", "cinema.change_reservation")
 
     def ready(self) -> None:
-        from . import checks, tools  # noqa: F401  (registers the system check and the MCP tools)
+        # Registers the system check and the MCP tools, resources and prompts.
+        from . import checks, prompts, resources, tools  # noqa: F401

@@ -153,6 +153,22 @@ def movie_list(*, on: datetime.date, query: str | None, limit: int) -> list[Movi
     return rows[:limit]
 
 
+def movie_catalogue() -> list[Movie]:
+    """Every film in the catalogue, by title."""
+    return list(Movie.objects.order_by("title", "public_id"))
+
+
+def movie_titles_matching(*, query: str, limit: int) -> list[str]:
+    """Titles of the catalogue matching `query` with the tools' 表記揺れ tolerance (search.py), best first."""
+    query_key = normalize(query)
+    scored = []
+    for title, title_key in Movie.objects.values_list("title", "title_key"):
+        score = match_score(query_key, title_key)
+        if score > 0:
+            scored.append((-score, title))
+    return [title for _score, title in sorted(scored)[:limit]]
+
+
 def movie_get(*, public_id: str) -> Movie | None:
     return Movie.objects.filter(public_id=public_id).first()
 
@@ -195,6 +211,25 @@ def schedule_list(
         ScheduleRow(s, max(0, capacities.get(s.theater_id, 0) - s.reserved), capacities.get(s.theater_id, 0))
         for s in rows
     ]
+
+
+def schedules_upcoming(
+    *, now: datetime.datetime, limit: int, id_prefix: str = "", title: str | None = None
+) -> list[Schedule]:
+    """Shows that have not started, soonest first; optionally only ids starting with `id_prefix` and only films
+    matching `title` (表記揺れ-tolerant, as get_movie_list)."""
+    local = timezone.localtime(now)
+    shows = (
+        Schedule.objects.filter(Q(date__gt=local.date()) | Q(date=local.date(), start_time__gt=local.time()))
+        .filter(public_id__startswith=id_prefix)
+        .select_related("movie", "theater")
+        .order_by("date", "start_time", "public_id")
+    )
+    if title:
+        query_key = normalize(title)
+        films = Movie.objects.values_list("pk", "title_key")
+        shows = shows.filter(movie_id__in=[pk for pk, key in films if match_score(query_key, key) > 0])
+    return list(shows[:limit])
 
 
 def schedule_get(*, public_id: str) -> Schedule | None:

@@ -27,6 +27,7 @@ from mcpsite.core.limits import give_back, over_limit
 from mcpsite.core.text import trimmed
 
 from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+from .signals import seat_map_changed
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -143,6 +144,11 @@ def reservation_id_next(*, day: datetime.date) -> str:
     return f"r{day:%Y%m%d}{last:03d}"
 
 
+def _seat_map_changed_on_commit(schedule: Schedule) -> None:
+    public_id = schedule.public_id
+    transaction.on_commit(lambda: seat_map_changed.send(sender=Schedule, schedule_id=public_id), robust=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Booking:
     reservation: Reservation
@@ -195,6 +201,7 @@ def reservation_create(
                     for seat in sorted(seat_rows, key=lambda seat: seat.pk)
                 ]
             )
+            _seat_map_changed_on_commit(schedule)
     except IntegrityError:
         # The partial unique index refused a seat another booking took after our check; nothing was written
         # (the counter's increment is rolled back too, so numbers stay gapless). Report it as the conflict it is.
@@ -280,6 +287,7 @@ def reservation_cancel(*, reservation: Reservation, source: str, actor: User | N
         reservation.cancelled_by = actor
         reservation.save(update_fields=["status", "cancelled_at", "cancel_source", "cancelled_by"])
         ReservedSeat.objects.filter(reservation=reservation).update(active=False)
+        _seat_map_changed_on_commit(reservation.schedule)
     logger.info("Reservation %s cancelled by %s", reservation.public_id, source)
     return reservation
 

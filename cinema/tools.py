@@ -53,6 +53,31 @@ def _instant(value: datetime.datetime) -> str:
     return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def movie_entry(movie) -> dict:
+    """A film as get_movie_list shows it (without the day's `recommended`); also the catalogue resource's."""
+    entry = {
+        "movie_id": movie.public_id,
+        "title": movie.title,
+        "genre": movie.genre,
+        "duration": movie.duration,
+        "rating": float(movie.rating),
+        "description": movie.description,
+    }
+    if movie.release_date:
+        entry["release_date"] = movie.release_date.isoformat()
+    return entry
+
+
+def seat_map_entry(seat_map: selectors.SeatMap) -> dict:
+    """A show's seats as get_seat_availability returns them; also the seat map resource's content."""
+    return {
+        "schedule_id": seat_map.schedule.public_id,
+        "seats": [{"seat_id": s.seat_id, "row": s.row, "column": s.column, "status": s.status} for s in seat_map.seats],
+        "available_count": seat_map.available_count,
+        "reserved_count": seat_map.reserved_count,
+    }
+
+
 def _schedule_or_404(schedule_id: str):
     schedule = selectors.schedule_get(public_id=schedule_id)
     if schedule is None:
@@ -120,22 +145,7 @@ def get_movie_list(args: dict, ctx) -> dict:
     on = parse_date(args.get("date"))
     limit = _positive("limit", args.get("limit"), MOVIE_LIST_DEFAULT_LIMIT, MOVIE_LIST_MAX_LIMIT)
     rows = selectors.movie_list(on=on, query=args.get("query"), limit=limit)
-    movies = []
-    for row in rows:
-        movie = row.movie
-        entry = {
-            "movie_id": movie.public_id,
-            "title": movie.title,
-            "genre": movie.genre,
-            "duration": movie.duration,
-            "rating": float(movie.rating),
-            "description": movie.description,
-        }
-        if movie.release_date:
-            entry["release_date"] = movie.release_date.isoformat()
-        entry["recommended"] = row.recommended
-        movies.append(entry)
-    return {"movies": movies}
+    return {"movies": [{**movie_entry(row.movie), "recommended": row.recommended} for row in rows]}
 
 
 # --- 2. get_show_schedule ---------------------------------------------------------------------
@@ -345,13 +355,7 @@ def get_movie_popularity(args: dict, ctx) -> dict:
 )
 def get_seat_availability(args: dict, ctx) -> dict:
     """Every seat of the show with available / reserved / blocked, and the counts."""
-    seat_map = selectors.seat_map_get(schedule=_schedule_or_404(args["schedule_id"]))
-    return {
-        "schedule_id": seat_map.schedule.public_id,
-        "seats": [{"seat_id": s.seat_id, "row": s.row, "column": s.column, "status": s.status} for s in seat_map.seats],
-        "available_count": seat_map.available_count,
-        "reserved_count": seat_map.reserved_count,
-    }
+    return seat_map_entry(selectors.seat_map_get(schedule=_schedule_or_404(args["schedule_id"])))
 
 
 # --- 5. reserve_seats -------------------------------------------------------------------------

@@ -60,6 +60,13 @@ class GeoInternalError(GeoError):
     kind = ErrorKind.INTERNAL
 
 
+class ResolveCancelled(GeoError):
+    """The caller cancelled the call (MCP notifications/cancelled): no further GaluchatAPI request was sent."""
+
+    seed_code = "INTERNAL"
+    kind = ErrorKind.INTERNAL
+
+
 def point_location(index: int, ref: Any = None, *, has_ref: bool = False) -> str:
     """`points[3]`, or `points[3] (ref "p4")` when the point has a ref: the seed's location."""
     if has_ref and ref is not None:

@@ -98,7 +98,13 @@ def resolve_points(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     """Resolve points to area codes and addresses (seed sections 3, 5 and 6)."""
     granularity = args.get("granularity") or "admin"
     try:
-        results = points_resolve(granularity=granularity, points=args["points"])
+        # Progress per GaluchatAPI request and cancellation, where the MCP client asked for them (else no-ops).
+        results = points_resolve(
+            granularity=granularity,
+            points=args["points"],
+            on_progress=lambda done, total: ctx.interaction.progress(done, total, f"GaluchatAPI {done}/{total}"),
+            should_stop=ctx.interaction.cancelled,
+        )
     except GeoError as exc:
         if exc.upstream:
             # The seed keeps upstream failures in the log: status and message (the body only as the message's

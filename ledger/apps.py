@@ -11,4 +11,4 @@ class LedgerConfig(AppConfig):
     mcp_scope_permissions = ("ledger.view_account", "ledger.add_journalentry")
 
     def ready(self) -> None:
-        from . import tools  # noqa: F401  (registers the MCP tools)
+        from . import prompts, resources, tools  # noqa: F401  (registers the MCP tools, resources and prompts)

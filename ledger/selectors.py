@@ -114,6 +114,15 @@ def account_list(*, type: str | None = None, category: str | None = None) -> Que
     return accounts
 
 
+def account_codes_matching(*, query: str, limit: int) -> list[str]:
+    """Codes of active accounts whose code starts with `query` or whose name contains it, in code order."""
+    query = query.strip()
+    accounts = Account.objects.filter(is_active=True).order_by("code")
+    if query:
+        accounts = accounts.filter(Q(code__startswith=query) | Q(name__icontains=query))
+    return list(accounts.values_list("code", flat=True)[:limit])
+
+
 def account_get(*, code: str) -> Account:
     try:
         return Account.objects.get(code=code)

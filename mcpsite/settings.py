@@ -310,6 +310,8 @@ MCP_JSON_RESPONSE = env_bool("MCP_JSON_RESPONSE", True)
 MCP_MAX_SESSIONS = int(env_raw("MCP_MAX_SESSIONS", 1000))
 MCP_MAX_SESSIONS_PER_KEY = int(env_raw("MCP_MAX_SESSIONS_PER_KEY", 10))
 MCP_SESSION_IDLE_TIMEOUT = int(env_raw("MCP_SESSION_IDLE_TIMEOUT", 300))
+# Entries per page of resources/list, resources/templates/list and prompts/list (docs/mcp-resources-prompts.md).
+MCP_PAGE_SIZE = int(env_raw("MCP_PAGE_SIZE", 50))
 # Worker threads for tool calls, per process: fast (database) tools and upstream-bound tools (resolve_points,
 # which waits on GaluchatAPI) have separate pools, and one key holds at most MCP_KEY_CONCURRENCY of them at once,
 # so a slow upstream or one busy key cannot starve the others.

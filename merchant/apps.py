@@ -13,7 +13,8 @@ class MerchantConfig(AppConfig):
     def ready(self) -> None:
         from django.db.backends.signals import connection_created
 
-        from . import checks, signals, tools  # noqa: F401  (system checks, index sync, the MCP tools)
+        # System checks, index sync, the MCP tools, resources and prompts.
+        from . import checks, prompts, resources, signals, tools  # noqa: F401
 
         connection_created.connect(_register_sqlite_functions, dispatch_uid="merchant_sqlite_functions")
 

@@ -7,8 +7,8 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import CharField, Count, Q, Sum
+from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
 
 from .models import InventoryMovement, Product
@@ -42,6 +42,24 @@ def products_by_ids_in_order(*, ids: list[int]) -> list[Product]:
     """Active in-stock products among `ids`, in the order of `ids`: one query (no per-id loop)."""
     found = Product.objects.in_stock().in_bulk(ids)
     return [found[pk] for pk in dict.fromkeys(ids) if pk in found]
+
+
+def products_matching(*, query: str, limit: int) -> list[Product]:
+    """In-stock products matching `query` with search_products' 表記揺れ tolerance (the database search, never the
+    remote engine: completion answers while the user types); the first in-stock products when `query` is blank."""
+    if not query.strip():
+        return product_list_in_stock(limit=limit)
+    return products_by_ids_in_order(ids=DatabaseSearch().search(search_query(keywords=[query]), limit=limit))
+
+
+def product_ids_starting(*, digits: str, limit: int) -> list[int]:
+    """Ids of in-stock products whose id starts with `digits`, in id order."""
+    products = Product.objects.in_stock().annotate(id_text=Cast("id", CharField())).filter(id_text__startswith=digits)
+    return list(products.order_by("id").values_list("id", flat=True)[:limit])
+
+
+def product_get(*, product_id: int) -> Product | None:
+    return Product.objects.filter(pk=product_id).first()
 
 
 def search_query(*, keywords: Iterable[str]) -> str:

@@ -11,4 +11,5 @@ class RemindersConfig(AppConfig):
     mcp_scope_permissions = ("reminders.add_event", "reminders.add_message", "reminders.add_reminder")
 
     def ready(self) -> None:
-        from . import checks, tools  # noqa: F401  (registers the system checks and the MCP tools)
+        # Registers the system checks and the MCP tools, resources and prompts.
+        from . import checks, prompts, resources, tools  # noqa: F401

@@ -98,8 +98,19 @@ def _describe(contacts: list[Contact]) -> str:
     return ", ".join(f"{c.name} ({c.public_id})" for c in contacts)
 
 
-def message_send(*, owner: User, to: str, text: str, platform: str | None = None) -> Message:
-    """Store a message to one of the owner's contacts; a task delivers it after commit."""
+@dataclass(frozen=True)
+class MessageDraft:
+    """A message checked and addressed, not yet stored: what a confirmation shows and `message_send_draft` sends."""
+
+    owner: User
+    contact: Contact
+    platform: str
+    address: str
+    text: str
+
+
+def message_prepare(*, owner: User, to: str, text: str, platform: str | None = None) -> MessageDraft:
+    """Find the recipient among the owner's contacts and check the text; InvalidParams naming the problem."""
     wanted = _text(to, field="to", limit=200, required=True)
     match = selectors.contact_find(owner=owner, to=wanted)
     if match.contact is None:
@@ -117,10 +128,22 @@ def message_send(*, owner: User, to: str, text: str, platform: str | None = None
     if chosen == Platform.SMS and not sms.is_configured():
         raise InvalidParams("SMS is not configured on this server (no SMS provider); send with platform 'email'")
     body = _text(text, field="text", limit=TEXT_MAX[Platform(chosen)], required=True)
+    return MessageDraft(owner=owner, contact=contact, platform=chosen, address=address, text=body)
+
+
+def message_send_draft(*, draft: MessageDraft) -> Message:
+    """Store the drafted message; a task delivers it after commit."""
     with transaction.atomic(durable=True):
-        message = Message.objects.create(owner=owner, contact=contact, platform=chosen, address=address, text=body)
+        message = Message.objects.create(
+            owner=draft.owner, contact=draft.contact, platform=draft.platform, address=draft.address, text=draft.text
+        )
         transaction.on_commit(lambda: _enqueue_message(message.pk))
     return message
+
+
+def message_send(*, owner: User, to: str, text: str, platform: str | None = None) -> Message:
+    """Store a message to one of the owner's contacts; a task delivers it after commit."""
+    return message_send_draft(draft=message_prepare(owner=owner, to=to, text=text, platform=platform))
 
 
 def _enqueue_message(message_id: int) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 
 from django.conf import settings
 
-from mcpsite.core.errors import ApplicationError, InvalidParams
+from mcpsite.core.errors import ApplicationError, Forbidden, InvalidParams
+from mcpsite.mcp.interaction import Confirmation
 from mcpsite.mcp.registry import CallContext, tool
 
 from . import schedule, services
@@ -31,8 +32,8 @@ def render_error(exc: ApplicationError) -> dict[str, Any]:
     return {"status": "error", "error": exc.detail}
 
 
-def _owner(ctx: CallContext, args: dict):
-    # NUL in any argument (PostgreSQL text cannot hold it) is refused, by name, by the dispatcher.
+def owner_required(ctx: CallContext):
+    """The caller's user (the API key's owner, or the stdio --user); InvalidParams when there is none."""
     if ctx.owner is None:
         raise InvalidParams(
             "An owner is required: call with an API key, or start the stdio server with --user <username>"
@@ -72,7 +73,7 @@ def _whole_minutes(value: int | float) -> int:
 )
 def calendar_create(args: dict, ctx: CallContext) -> dict:
     """Create an event for the key's owner."""
-    owner = _owner(ctx, args)
+    owner = owner_required(ctx)
     start, tz = schedule.parse_when(args["start"], field="start")
     event = services.event_create(
         owner=owner,
@@ -113,11 +114,34 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
     render_error=render_error,
 )
 def message_send(args: dict, ctx: CallContext) -> dict:
-    """Queue a message to one of the owner's contacts."""
-    message = services.message_send(
-        owner=_owner(ctx, args), to=args["to"], text=args["text"], platform=args.get("platform")
+    """Queue a message to one of the owner's contacts; first ask the user, when the client can show the question.
+
+    A message cannot be taken back once delivered, so a client that declares elicitation gets the recipient, the
+    address and the text to confirm; a decline or cancel stores nothing. Other clients get the seed's behaviour.
+    """
+    draft = services.message_prepare(
+        owner=owner_required(ctx), to=args["to"], text=args["text"], platform=args.get("platform")
     )
+    if ctx.interaction.can_confirm():
+        answer = ctx.interaction.confirm(_confirmation_text(draft))
+        if answer != Confirmation.ACCEPT:
+            verb = "declined" if answer == Confirmation.DECLINE else "cancelled"
+            raise NotConfirmed(data=f"Not sent: the user {verb} sending this message to {draft.contact.name}")
+    message = services.message_send_draft(draft=draft)
     return {"status": "ok", "id": message.public_id}
+
+
+class NotConfirmed(Forbidden):
+    message = "Not confirmed"
+
+
+def _confirmation_text(draft: services.MessageDraft) -> str:
+    platform = "メール" if draft.platform == "email" else "SMS"
+    return (
+        f"{draft.contact.name} ({draft.contact.public_id}) に{platform} ({draft.address}) で"
+        "次のメッセージを送信しますか？"
+        f"\nSend this message to {draft.contact.name} by {draft.platform}?\n\n{draft.text}"
+    )
 
 
 @tool(
@@ -144,7 +168,7 @@ def message_send(args: dict, ctx: CallContext) -> dict:
 )
 def reminder_create(args: dict, ctx: CallContext) -> dict:
     """Create a (possibly repeating) reminder for the key's owner."""
-    owner = _owner(ctx, args)
+    owner = owner_required(ctx)
     time, tz = schedule.parse_when(args["time"], field="time")
     reminder = services.reminder_create(owner=owner, time=time, tz=tz, note=args["note"], repeat=args.get("repeat"))
     return {"status": "ok", "id": reminder.public_id}

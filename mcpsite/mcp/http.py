@@ -182,7 +182,8 @@ async def _direct_call_request(scope, body: bytes, security: TransportSecurityMi
 
 class McpHttpApp:
     def __init__(self) -> None:
-        self.server = build_server(_context_from_request)
+        # Resource subscriptions need a session to notify: stateful mode only.
+        self.server = build_server(_context_from_request, subscriptions=not settings.MCP_STATELESS_HTTP)
         self.manager = StreamableHTTPSessionManager(
             app=self.server,
             stateless=settings.MCP_STATELESS_HTTP,

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from mcpsite.core.scopes import tool_groups
 
+from .interaction import NO_INTERACTION, Interaction
 from .schema import ArgumentValidator, StrictIntegerValidator
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ class CallContext:
     request_id: str
     api_key: ApiKey | None = None
     owner: AbstractBaseUser | None = None
+    # Confirmation, progress and cancellation, where the transport and the client support them (interaction.py).
+    interaction: Interaction = NO_INTERACTION
 
 
 @dataclass(frozen=True)

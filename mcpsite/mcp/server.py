@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcpsite.core.errors import ApplicationError, MethodNotFound, RateLimited, Unauthorized
 from mcpsite.core.jsonutil import dumps, to_jsonable
 
-from . import dispatch
+from . import calls, dispatch, features
 from .registry import CallContext, ToolSpec
 from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
 
@@ -57,7 +57,9 @@ def tool_error_result(error: ApplicationError) -> types.CallToolResult:
     return _result(to_jsonable(as_jsonrpc(error)), is_error=True)
 
 
-def build_server(context_for: ContextFactory) -> Server:
+def build_server(context_for: ContextFactory, *, subscriptions: bool = False) -> Server:
+    """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP)."""
+
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         call_ctx, groups = context_for(ctx)
         try:
@@ -68,8 +70,11 @@ def build_server(context_for: ContextFactory) -> Server:
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         call_ctx, groups = context_for(ctx)
+        # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
+        call_ctx, interaction = calls.with_session(call_ctx, ctx)
         try:
-            result = await dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
+            call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
+            result = await calls.run_cancellable(call, interaction)
         except MethodNotFound as exc:
             # MCP: an unknown tool is a protocol error (-32602), not a tool result.
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
@@ -83,10 +88,6 @@ def build_server(context_for: ContextFactory) -> Server:
         # Tools log to the server's own log; accepting the level keeps clients that set it working.
         return types.EmptyResult()
 
-    async def on_completion(ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
-        # No prompts or resource templates take arguments here, so there is nothing to complete.
-        return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
-
     with warnings.catch_warnings():
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -97,5 +98,6 @@ def build_server(context_for: ContextFactory) -> Server:
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
             on_set_logging_level=on_set_logging_level,
-            on_completion=on_completion,
+            # Resources, prompts and completion (features.py).
+            **features.build_handlers(context_for, subscriptions_enabled=subscriptions),
         )

@@ -106,7 +106,7 @@ def serve_stdio(*, groups: list[str] | None, owner=None) -> None:
     def context_for(_ctx):
         return CallContext(transport="stdio", request_id=dispatch.new_request_id(), owner=owner), groups
 
-    server = build_server(context_for)
+    server = build_server(context_for, subscriptions=True)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

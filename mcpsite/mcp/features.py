@@ -1,0 +1,234 @@
+"""Server handlers for MCP beyond tools: resources (+ templates, subscribe), prompts and completion.
+
+Built from the resource and prompt registries (`<app>/resources.py`, `<app>/prompts.py`), scoped exactly like
+tools: an endpoint's groups narrowed to the API key's scopes. Lists are paginated with an opaque cursor. Domain
+functions run in worker threads, as tools do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mcp_types as types
+from django.conf import settings
+from mcp.shared.exceptions import MCPError
+
+from mcpsite.core.errors import ApplicationError, ScopeDenied
+
+from . import dispatch, prompts, resources, subscriptions
+from .completion import completion_run
+from .registry import CallContext
+from .wire import INVALID_PARAMS, jsonrpc_code
+
+# MCP's code for a resource that does not exist (spec: server/resources, "Error Handling").
+RESOURCE_NOT_FOUND = -32002
+
+ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
+
+
+def _protocol_error(exc: ApplicationError) -> MCPError:
+    return MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data)
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode()
+
+
+def page(items: Sequence, cursor: str | None) -> tuple[list, str | None]:
+    """One page of `items` from `cursor` (None: the first), and the cursor of the next page (None: no more)."""
+    offset = 0
+    if cursor is not None:
+        try:
+            decoded = base64.urlsafe_b64decode(cursor.encode()).decode()
+            offset = int(decoded[1:]) if decoded.startswith("o") else -1
+        except (binascii.Error, UnicodeError, ValueError):
+            offset = -1
+        if offset < 0:
+            raise MCPError(code=INVALID_PARAMS, message="Invalid cursor", data="Pass a nextCursor from a list result")
+    end = offset + settings.MCP_PAGE_SIZE
+    return list(items[offset:end]), (_cursor(end) if end < len(items) else None)
+
+
+def _visible(call_ctx: CallContext, groups: list[str] | None) -> list[str]:
+    return dispatch.visible_groups(call_ctx, groups)
+
+
+def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, not_found: MCPError) -> None:
+    """Outside the endpoint's groups a name does not exist; outside the key's scopes it is refused (as tools are)."""
+    if groups is not None and group not in groups:
+        raise not_found
+    if call_ctx.api_key is not None and not call_ctx.api_key.allows(group):
+        raise _protocol_error(
+            ScopeDenied(f"This API key may not use {group} resources", data=f"Scope '{group}' required")
+        )
+
+
+def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Resource]:
+    entries = [
+        types.Resource(uri=s.uri, name=s.name, title=s.title, description=s.description, mime_type=s.mime_type)
+        for s in resources.resources(groups)
+    ]
+    for spec in resources.templates(groups):
+        if spec.instances is not None:
+            entries += [
+                types.Resource(
+                    uri=i.uri, name=i.name, title=i.title, description=spec.description, mime_type=spec.mime_type
+                )
+                for i in spec.instances(call_ctx)
+            ]
+    return entries
+
+
+def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
+    not_found = MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": uri})
+    found = resources.find(uri)
+    if found is None:
+        raise not_found
+    spec, variables = found
+    _check_group(spec.group, call_ctx, groups, not_found)
+    return spec, variables
+
+
+def _read(spec, variables: dict[str, str], call_ctx: CallContext) -> str:
+    if isinstance(spec, resources.TemplateSpec):
+        return spec.read(variables, call_ctx)
+    return spec.read(call_ctx)
+
+
+def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) -> dict[str, Any]:
+    """The `Server(...)` keyword arguments for resources, prompts and completion. `subscriptions_enabled` only where
+    the transport keeps a session to notify (stdio, stateful HTTP): the capability then says subscribe=true."""
+
+    async def on_list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        call_ctx, groups = context_for(ctx)
+        entries = await dispatch.in_worker_thread(_resource_entries)(call_ctx, _visible(call_ctx, groups))
+        items, next_cursor = page(entries, params.cursor if params else None)
+        return types.ListResourcesResult(resources=items, next_cursor=next_cursor)
+
+    async def on_list_resource_templates(
+        ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        call_ctx, groups = context_for(ctx)
+        entries = [
+            types.ResourceTemplate(
+                uri_template=s.uri_template,
+                name=s.name,
+                title=s.title,
+                description=s.description,
+                mime_type=s.mime_type,
+            )
+            for s in resources.templates(_visible(call_ctx, groups))
+        ]
+        items, next_cursor = page(entries, params.cursor if params else None)
+        return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=next_cursor)
+
+    async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        call_ctx, groups = context_for(ctx)
+        spec, variables = _find_resource(params.uri, call_ctx, groups)
+        try:
+            text = await dispatch.in_worker_thread(_read)(spec, variables, call_ctx)
+        except ApplicationError as exc:
+            raise _protocol_error(exc) from None
+        contents = types.TextResourceContents(uri=params.uri, mime_type=spec.mime_type, text=text)
+        return types.ReadResourceResult(contents=[contents])
+
+    async def on_subscribe_resource(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        call_ctx, groups = context_for(ctx)
+        spec, variables = _find_resource(params.uri, call_ctx, groups)
+        if not getattr(spec, "subscribable", False):
+            raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
+        try:  # refuse a subscription to something that does not exist (an unknown show)
+            await dispatch.in_worker_thread(_read)(spec, variables, call_ctx)
+        except ApplicationError as exc:
+            raise _protocol_error(exc) from None
+        await dispatch.in_worker_thread(subscriptions.listener.ensure_started)()
+        # One ServerSession is built per request; the connection behind it is the session's (private in mcp 2.3).
+        connection = ctx.session._connection
+        if subscriptions.hub.subscribe(params.uri, id(connection), ctx.session, asyncio.get_running_loop()):
+            # The session's end (DELETE, idle timeout, stdio EOF) ends its subscriptions.
+            connection.exit_stack.callback(subscriptions.hub.unsubscribe, params.uri, id(connection))
+        return types.EmptyResult()
+
+    async def on_unsubscribe_resource(ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        subscriptions.hub.unsubscribe(params.uri, id(ctx.session._connection))
+        return types.EmptyResult()
+
+    async def on_list_prompts(ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        call_ctx, groups = context_for(ctx)
+        entries = [
+            types.Prompt(
+                name=s.name,
+                title=s.title,
+                description=s.description,
+                arguments=[
+                    types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                    for a in s.arguments
+                ],
+            )
+            for s in prompts.prompts(_visible(call_ctx, groups))
+        ]
+        items, next_cursor = page(entries, params.cursor if params else None)
+        return types.ListPromptsResult(prompts=items, next_cursor=next_cursor)
+
+    def _prompt(name: str, call_ctx: CallContext, groups: list[str] | None) -> prompts.PromptSpec:
+        not_found = MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}")
+        spec = prompts.get(name)
+        if spec is None:
+            raise not_found
+        _check_group(spec.group, call_ctx, groups, not_found)
+        return spec
+
+    async def on_get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        call_ctx, groups = context_for(ctx)
+        spec = _prompt(params.name, call_ctx, groups)
+        arguments = {k: v for k, v in (params.arguments or {}).items() if v is not None}
+        unknown = sorted(set(arguments) - {a.name for a in spec.arguments})
+        missing = [a.name for a in spec.arguments if a.required and not str(arguments.get(a.name, "")).strip()]
+        if unknown or missing:
+            problems = ([f"missing required argument(s): {', '.join(missing)}"] if missing else []) + (
+                [f"unknown argument(s): {', '.join(unknown)}"] if unknown else []
+            )
+            raise MCPError(code=INVALID_PARAMS, message=f"Prompt {spec.name}: {'; '.join(problems)}")
+        try:
+            text = spec.render({k: str(v).strip() for k, v in arguments.items()})
+        except ApplicationError as exc:  # an argument the prompt cannot use (a month that is not YYYY-MM)
+            raise _protocol_error(exc) from None
+        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+        return types.GetPromptResult(description=spec.description, messages=[message])
+
+    def _completer(ref, argument: str, call_ctx: CallContext, groups: list[str] | None):
+        """The argument's completer; None (nothing to suggest) for what this caller cannot see or that has none.
+        Never an error: clients ask while the user types, and the conformance suite asks about its own prompts."""
+        visible = _visible(call_ctx, groups)
+        if isinstance(ref, types.PromptReference):
+            spec = prompts.get(ref.name)
+            declared = spec.argument(argument) if spec is not None and spec.group in visible else None
+            return declared.complete if declared else None
+        template = resources.template(ref.uri)
+        return template.complete.get(argument) if template is not None and template.group in visible else None
+
+    async def on_completion(ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        call_ctx, groups = context_for(ctx)
+        argument = params.argument
+        completer = _completer(params.ref, argument.name, call_ctx, groups)
+        context = dict(params.context.arguments or {}) if params.context else {}
+        result = await dispatch.in_worker_thread(completion_run)(completer, argument.value, context, call_ctx)
+        return types.CompleteResult(
+            completion=types.Completion(values=result.values, total=result.total, has_more=result.has_more)
+        )
+
+    handlers = {
+        "on_list_resources": on_list_resources,
+        "on_list_resource_templates": on_list_resource_templates,
+        "on_read_resource": on_read_resource,
+        "on_list_prompts": on_list_prompts,
+        "on_get_prompt": on_get_prompt,
+        "on_completion": on_completion,
+    }
+    if subscriptions_enabled:
+        handlers.update(on_subscribe_resource=on_subscribe_resource, on_unsubscribe_resource=on_unsubscribe_resource)
+    return handlers

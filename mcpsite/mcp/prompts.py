@@ -1,0 +1,59 @@
+"""The prompt registry: each app declares its reusable workflows once, in `<app>/prompts.py`.
+
+A prompt belongs to a tool group (a key sees the prompts of the groups it may use), names its arguments (each
+optionally completed from live data) and renders to one user message from the arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from mcpsite.core.scopes import tool_groups
+
+from .completion import Completer
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str
+    required: bool = True
+    complete: Completer | None = None
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    name: str
+    group: str
+    title: str
+    description: str
+    arguments: tuple[PromptArgument, ...]
+    render: Callable[[dict[str, str]], str]
+
+    def argument(self, name: str) -> PromptArgument | None:
+        return next((a for a in self.arguments if a.name == name), None)
+
+
+_prompts: dict[str, PromptSpec] = {}
+
+
+def prompt(*, name: str, group: str, title: str, description: str, arguments: Iterable[PromptArgument] = ()):
+    """Register the decorated `render(arguments) -> str` as the prompt `name`."""
+
+    def decorator(func):
+        if group not in tool_groups():
+            raise ValueError(f"Unknown group {group!r}; expected one of {tool_groups()}")
+        _prompts[name] = PromptSpec(name, group, title, description, tuple(arguments), func)
+        return func
+
+    return decorator
+
+
+def prompts(groups: Iterable[str]) -> list[PromptSpec]:
+    wanted = set(groups)
+    return [spec for spec in _prompts.values() if spec.group in wanted]
+
+
+def get(name: str) -> PromptSpec | None:
+    return _prompts.get(name)
