@@ -20,5 +20,5 @@ from .tools import GROUP, owner_required
     mime_type="text/calendar",
 )
 def calendar(ctx: CallContext) -> str:
-    profile = services.profile_get(owner=owner_required(ctx))
+    profile = services.profile_get_or_create(owner=owner_required(ctx))
     return ical.feed_build(profile=profile, site_url=settings.SITE_URL).decode()
