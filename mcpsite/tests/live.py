@@ -19,6 +19,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
+# How long a server may take to answer /healthz (a loaded CI machine imports Django slowly in each worker).
+STARTUP_SECONDS = 120
 
 
 def free_port() -> int:
@@ -36,7 +38,7 @@ class LiveSite:
 
     def manage(self, *args: str) -> str:
         result = subprocess.run(
-            [PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=120
+            [PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=600
         )
         if result.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
@@ -60,7 +62,7 @@ class LiveSite:
         )  # fmt: skip
         self.processes.append(proc)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
             try:
                 if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200:
