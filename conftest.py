@@ -94,7 +94,7 @@ def tool_context(api_key):
 def call_tool(tool_context):
     """call_tool(name, arguments, ctx=None) -> the tool's result dict through the real dispatcher.
 
-    ToolErrors propagate (assert with pytest.raises); in-band seed errors come back as the result.
+    ApplicationErrors propagate (assert with pytest.raises); in-band seed errors come back as the result.
     """
 
     def call(name, arguments=None, ctx=None):
