@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsite.mcp.errors import RateLimited
-from mcpsite.mcp.limits import enforce_api_key_rate
+from mcpsite.core.errors import RateLimited
+from mcpsite.core.limits import enforce_api_key_rate
 from mcpsite_oauth.services import access_token_authenticate
 
 from .live_setup import grant_groups
