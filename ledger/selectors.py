@@ -219,12 +219,12 @@ def unbalanced_entry_ids() -> list:
 FISCAL_YEAR_START_MONTH = 4  # April to March, as most Japanese small businesses keep their books
 
 
-def fiscal_year_of(day: datetime.date) -> int:
+def fiscal_year_of(*, day: datetime.date) -> int:
     """The fiscal year `day` falls in, named by the calendar year it starts in (2025 = 2025-04-01 – 2026-03-31)."""
     return day.year if day.month >= FISCAL_YEAR_START_MONTH else day.year - 1
 
 
-def fiscal_year_months(year: int) -> list[datetime.date]:
+def fiscal_year_months(*, year: int) -> list[datetime.date]:
     """The first day of each of the fiscal year's twelve months."""
     return [
         datetime.date(year + (FISCAL_YEAR_START_MONTH + i - 1) // 12, (FISCAL_YEAR_START_MONTH + i - 1) % 12 + 1, 1)
@@ -242,7 +242,7 @@ class MonthResult:
 def revenue_expenses_by_month(*, year: int) -> list[MonthResult]:
     """Revenue and expenses of each month of fiscal `year` (on their normal sides, so a reversal nets out):
     one GROUP BY month and account type over the lines."""
-    months = fiscal_year_months(year)
+    months = fiscal_year_months(year=year)
     end = datetime.date(year + 1, FISCAL_YEAR_START_MONTH, 1)
     rows = (
         JournalLine.objects.filter(

@@ -162,11 +162,11 @@ class LedgerBlock:
 
 
 def ledger_block(*, today: datetime.date, fiscal_year: int | None) -> LedgerBlock:
-    current = ledger_selectors.fiscal_year_of(today)
+    current = ledger_selectors.fiscal_year_of(day=today)
     year = current if fiscal_year is None else fiscal_year
     months = ledger_selectors.revenue_expenses_by_month(year=year)
     # Each month's entries: from its first day to the next month's (the last ends where the next year starts).
-    bounds = [m.month for m in months] + [ledger_selectors.fiscal_year_months(year + 1)[0]]
+    bounds = [m.month for m in months] + [ledger_selectors.fiscal_year_months(year=year + 1)[0]]
     rows = []
     for result, end in zip(months, bounds[1:], strict=True):
         period = {"date__gte": result.month.isoformat(), "date__lt": end.isoformat()}

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.http import HttpRequest
 from oauth2_provider.models import (
     get_access_token_model,
     get_grant_model,
@@ -27,18 +29,18 @@ from mcpsite.core.scopes import tool_groups
 MCP_PATH = "/mcp"
 
 
-def site_origin(request) -> str:
+def site_origin(*, request: HttpRequest) -> str:
     """This site as its clients reach it (OAUTH_ISSUER_URL, else the request's scheme and host)."""
     return settings.OAUTH_ISSUER_URL or request.build_absolute_uri("/").rstrip("/")
 
 
-def mcp_resources(origin: str) -> tuple[str, str]:
+def mcp_resources(*, origin: str) -> tuple[str, str]:
     """The resource identifiers a token may be bound to: `/mcp` (every MCP endpoint is under it) and the site itself
     (what the root protected resource metadata names)."""
     return (origin + MCP_PATH, origin)
 
 
-def groups_for_user(*, user, requested: Iterable[str]) -> tuple[list[str], list[str]]:
+def groups_for_user(*, user: AbstractBaseUser, requested: Iterable[str]) -> tuple[list[str], list[str]]:
     """The requested groups split into those `user` may use and those they may not: the rule for API keys
     (docs/security.md, "Staff permissions")."""
     allowed = grantable_scopes(user)

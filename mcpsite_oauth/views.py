@@ -78,7 +78,7 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         resources = request.GET.getlist("resource")
         if not resources:
             request.GET = request.GET.copy()
-            request.GET["resource"] = mcp_resources(site_origin(request))[0]
+            request.GET["resource"] = mcp_resources(origin=site_origin(request=request))[0]
         elif error := self._resource_error(resources, credentials.get("state")):
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
         allowed, refused = groups_for_user(user=request.user, requested=scopes)
@@ -91,7 +91,7 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         return allowed, credentials
 
     def _resource_error(self, resources, state):
-        ours = mcp_resources(site_origin(self.request))
+        ours = mcp_resources(origin=site_origin(request=self.request))
         if all(resource in ours for resource in resources):
             return None
         return CustomOAuth2Error(error="invalid_target", description=f"Tokens here are only for {ours[0]}", state=state)
@@ -167,10 +167,12 @@ class McpResourceMetadataView(OAuthProtectedResourceMetadataView):
     (the root form); behind a proxy OAUTH_ISSUER_URL names the public origin."""
 
     def get_resource(self, request):
-        return site_origin(request) + request.path.partition("/.well-known/oauth-protected-resource")[2].rstrip("/")
+        return site_origin(request=request) + request.path.partition("/.well-known/oauth-protected-resource")[2].rstrip(
+            "/"
+        )
 
     def get_authorization_servers(self, request):
-        return [site_origin(request)]
+        return [site_origin(request=request)]
 
     def get_scopes_supported(self):
         return list(tool_groups())

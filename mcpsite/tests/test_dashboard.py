@@ -84,10 +84,10 @@ def seed_dashboard_world(monkeypatch) -> ApiKey:
     products = list(Product.objects.filter(inventory_count__gt=6).order_by("pk")[:6])
     for product in products[2:]:
         for units in (1, 2, 3):
-            merchant_services.inventory_adjust(product_id=product.pk, delta=-units, reason="sale", note="", user=None)
-    merchant_services.inventory_adjust(product_id=products[0].pk, delta=-2, reason="sale", note="", user=None)
+            merchant_services.inventory_adjust(product_id=product.pk, delta=-units, reason="sale", note="", actor=None)
+    merchant_services.inventory_adjust(product_id=products[0].pk, delta=-2, reason="sale", note="", actor=None)
     merchant_services.inventory_adjust(
-        product_id=products[1].pk, delta=-products[1].inventory_count, reason="sale", note="", user=None
+        product_id=products[1].pk, delta=-products[1].inventory_count, reason="sale", note="", actor=None
     )
     # The demo books and sells everything "now"; spread it over the dashboard's 14 days.
     for n, pk in enumerate(Reservation.objects.order_by("pk").values_list("pk", flat=True)):
@@ -265,8 +265,8 @@ def test_ledger_months_of_the_fiscal_year_and_the_account_type_filter(admin_clie
     assert [m.month for m in months][0] == datetime.date(2025, 4, 1) and months[-1].month == datetime.date(2026, 3, 1)
     assert (months[0].revenue, months[0].expenses) == (Decimal("1000.50"), Decimal("300"))
     assert months[-1].revenue == Decimal("70") and all(m.revenue == 0 for m in months[1:-1])
-    assert selectors.fiscal_year_of(datetime.date(2026, 3, 31)) == 2025
-    assert selectors.fiscal_year_of(datetime.date(2026, 4, 1)) == 2026
+    assert selectors.fiscal_year_of(day=datetime.date(2026, 3, 31)) == 2025
+    assert selectors.fiscal_year_of(day=datetime.date(2026, 4, 1)) == 2026
 
     # The dashboard's link: April's revenue entries, listed once each with their full amount.
     response = admin_client.get(
@@ -285,7 +285,7 @@ def test_a_bad_fiscal_year_shows_the_current_one(admin_client, value):
 
     response = admin_client.get("/admin/", {"fiscal_year": value})
     assert response.status_code == 200
-    assert f"{fiscal_year_of(timezone.localdate())}年度" in response.content.decode()
+    assert f"{fiscal_year_of(day=timezone.localdate())}年度" in response.content.decode()
 
 
 # --- bounded queries ----------------------------------------------------------------------------------------
