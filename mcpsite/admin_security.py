@@ -47,3 +47,17 @@ class StaffModelAdmin(admin.ModelAdmin):
         if lookup_touches_secret(lookup):
             return False  # the changelist answers 400 (DisallowedModelAdminLookup) and shows nothing
         return super().lookup_allowed(lookup, value, request)
+
+
+class ReadOnlyModelAdmin(StaffModelAdmin):
+    """A record the site writes by itself (stock movements, reminder deliveries): listed, never added, edited or
+    deleted by hand."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

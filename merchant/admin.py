@@ -10,7 +10,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_pages import model_page
-from mcpsite.admin_security import StaffModelAdmin
+from mcpsite.admin_security import ReadOnlyModelAdmin, StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
 from . import services
@@ -170,17 +170,8 @@ class ProductAdmin(StaffModelAdmin):
 
 
 @admin.register(InventoryMovement)
-class InventoryMovementAdmin(StaffModelAdmin):
+class InventoryMovementAdmin(ReadOnlyModelAdmin):
     list_display = ["created_at", "product", "reason", "delta", "balance_after", "created_by", "note"]
     list_filter = ["reason"]
     search_fields = ["product__sku", "product__name", "note"]
     list_select_related = ["product", "created_by"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -7,7 +7,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from mcpsite.admin_security import StaffModelAdmin
+from mcpsite.admin_security import ReadOnlyModelAdmin, StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
 from . import services
@@ -236,7 +236,7 @@ class ReminderAdmin(StaffModelAdmin):
 
 
 @admin.register(ReminderDelivery)
-class ReminderDeliveryAdmin(StaffModelAdmin):
+class ReminderDeliveryAdmin(ReadOnlyModelAdmin):
     """Every delivered occurrence across reminders (the dashboard's failed deliveries open this list); written
     only by the scheduler, so read-only here."""
 
@@ -245,15 +245,6 @@ class ReminderDeliveryAdmin(StaffModelAdmin):
     date_hierarchy = "delivered_at"
     search_fields = ["reminder__public_id", "error"]
     list_select_related = ["reminder"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj):
