@@ -10,8 +10,6 @@ and through MCP Streamable HTTP. Nothing may answer -32603 or a 5xx, drop the co
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx2
@@ -23,7 +21,7 @@ from hypothesis import strategies as st
 from geo.tests.fake_galuchat import PATHS, answer_for
 from mcpsite.mcp import registry
 
-from .live import live_site
+from .live import LoopbackUpstream, live_site, loopback_upstream
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +41,7 @@ SETTINGS = {
 # --- a loopback GaluchatAPI (the live server is another process: `responses` cannot reach it) ---------------
 
 
-class _Galuchat(BaseHTTPRequestHandler):
+class _Galuchat(LoopbackUpstream):
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         granularity = PATHS.get(self.path.split("?")[0])
@@ -53,39 +51,27 @@ class _Galuchat(BaseHTTPRequestHandler):
             payload, status = b"maintenance", 503
         else:
             payload, status = json.dumps(answer_for(granularity, points)).encode(), 200
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
+        self.reply(status, payload)
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    galuchat = ThreadingHTTPServer(("127.0.0.1", 0), _Galuchat)
-    threading.Thread(target=galuchat.serve_forever, daemon=True).start()
-    try:
-        with live_site(tmp_path_factory.mktemp("hostile")) as live:
-            live.env.update(
-                GALUCHAT_BASE_URL=f"http://127.0.0.1:{galuchat.server_address[1]}",
-                GALUCHAT_REQUESTS_PER_SECOND="10000",
-                RESOLVE_POINTS_MAX_POINTS="2000",  # so the 2,001-point calls meet the limit
-            )
-            live.manage("seed_demo")
-            live.key = live.manage(
-                "create_api_key", "--name", "hostile", "--scopes", "all", "--owner", "demo", "--rate", "1000000/m",
-                "--quiet",
-            ).strip()  # fmt: skip
-            live.start_server()
-            yield live
-            logs = "".join(p.read_text() for p in Path(live.env["MCPSITE_VAR_DIR"]).glob("uvicorn-*.log"))
-            assert "Traceback" not in logs, logs[-5000:]
-            assert live.processes[0].poll() is None, "the server died"
-    finally:
-        galuchat.shutdown()
+    with loopback_upstream(_Galuchat) as galuchat, live_site(tmp_path_factory.mktemp("hostile")) as live:
+        live.env.update(
+            GALUCHAT_BASE_URL=galuchat,
+            GALUCHAT_REQUESTS_PER_SECOND="10000",
+            RESOLVE_POINTS_MAX_POINTS="2000",  # so the 2,001-point calls meet the limit
+        )
+        live.manage("seed_demo")
+        live.key = live.manage(
+            "create_api_key", "--name", "hostile", "--scopes", "all", "--owner", "demo", "--rate", "1000000/m",
+            "--quiet",
+        ).strip()  # fmt: skip
+        live.start_server()
+        yield live
+        logs = "".join(p.read_text() for p in Path(live.env["MCPSITE_VAR_DIR"]).glob("uvicorn-*.log"))
+        assert "Traceback" not in logs, logs[-5000:]
+        assert live.processes[0].poll() is None, "the server died"
 
 
 # --- strategies from the schemas --------------------------------------------------------------------------------

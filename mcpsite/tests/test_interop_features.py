@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -23,7 +22,7 @@ from mcp_types import PromptReference
 
 from geo.tests.fake_galuchat import PATHS, answer_for
 
-from .live import PYTHON, ROOT, live_site
+from .live import PYTHON, ROOT, LoopbackUpstream, live_site, loopback_upstream
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")]
 
@@ -46,7 +45,7 @@ Contact.objects.create(owner=owner, name="山田花子", email="hanako@example.c
 """
 
 
-class _Galuchat(BaseHTTPRequestHandler):
+class _Galuchat(LoopbackUpstream):
     """GaluchatAPI's contract on loopback (answers computed as geo's fake does), counting requests."""
 
     received: list = []
@@ -59,23 +58,13 @@ class _Galuchat(BaseHTTPRequestHandler):
         granularity = PATHS[self.path.split("?", 1)[0]]
         type(self).received.append(len(body["points"]))
         type(self).open.wait(30)
-        payload = json.dumps(answer_for(granularity, [tuple(p) for p in body["points"]])).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        pass
+        self.reply(200, json.dumps(answer_for(granularity, [tuple(p) for p in body["points"]])).encode())
 
 
 @pytest.fixture(scope="module")
 def galuchat():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Galuchat)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", _Galuchat.received
-    server.shutdown()
+    with loopback_upstream(_Galuchat) as url:
+        yield url, _Galuchat.received
 
 
 @pytest.fixture(scope="module")
