@@ -99,6 +99,14 @@ def _read(spec, variables: dict[str, str], call_ctx: CallContext) -> str:
     return spec.read(call_ctx)
 
 
+async def _read_in_worker(spec, variables: dict[str, str], call_ctx: CallContext) -> str:
+    """The resource's text, read in a worker thread; an application error becomes the MCP error clients expect."""
+    try:
+        return await dispatch.in_worker_thread(_read)(spec, variables, call_ctx)
+    except ApplicationError as exc:
+        raise _protocol_error(exc) from None
+
+
 def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) -> dict[str, Any]:
     """The `Server(...)` keyword arguments for resources, prompts and completion. `subscriptions_enabled` only where
     the transport keeps a session to notify (stdio, stateful HTTP): the capability then says subscribe=true."""
@@ -129,10 +137,7 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = context_for(ctx)
         spec, variables = _find_resource(params.uri, call_ctx, groups)
-        try:
-            text = await dispatch.in_worker_thread(_read)(spec, variables, call_ctx)
-        except ApplicationError as exc:
-            raise _protocol_error(exc) from None
+        text = await _read_in_worker(spec, variables, call_ctx)
         contents = types.TextResourceContents(uri=params.uri, mime_type=spec.mime_type, text=text)
         return types.ReadResourceResult(contents=[contents])
 
@@ -141,10 +146,8 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         spec, variables = _find_resource(params.uri, call_ctx, groups)
         if not getattr(spec, "subscribable", False):
             raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
-        try:  # refuse a subscription to something that does not exist (an unknown show)
-            await dispatch.in_worker_thread(_read)(spec, variables, call_ctx)
-        except ApplicationError as exc:
-            raise _protocol_error(exc) from None
+        # Refuse a subscription to what does not exist (an unknown show).
+        await _read_in_worker(spec, variables, call_ctx)
         await dispatch.in_worker_thread(subscriptions.listener.ensure_started)()
         # One ServerSession is built per request; the connection behind it is the session's (private in mcp 2.3).
         connection = ctx.session._connection
