@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DATABASES, boot, p95, report, run_each_database  # noqa: E402
+from common import boot, p95, parse_per_database, report  # noqa: E402
 
 
 def main() -> None:
@@ -27,10 +27,8 @@ def main() -> None:
     parser.add_argument("--shows", type=int, default=1_000)
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--database", choices=[*DATABASES, "both"], default="both")
-    args = parser.parse_args()
-    if args.database == "both":
-        run_each_database(__file__)
+    args = parse_per_database(parser, __file__)
+    if args is None:
         return
 
     boot("dashboard", postgres=args.database == "postgres")

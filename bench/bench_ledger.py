@@ -21,17 +21,15 @@ from decimal import Decimal
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DATABASES, boot, peak_rss_mib, run_each_database  # noqa: E402
+from common import boot, parse_per_database, peak_rss_mib  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=500_000, help="two-line entries (default 500,000 = 1M lines)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--database", choices=[*DATABASES, "both"], default="both")
-    options = parser.parse_args()
-    if options.database == "both":
-        run_each_database(__file__)
+    options = parse_per_database(parser, __file__)
+    if options is None:
         return
 
     started = time.perf_counter()

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DATABASES, boot, percentile, run_each_database, timings  # noqa: E402
+from common import boot, parse_per_database, percentile, timings  # noqa: E402
 
 QUERIES = [
     ["むぎぼー"],
@@ -45,10 +45,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--database", choices=[*DATABASES, "both"], default="both")
-    args = parser.parse_args()
-    if args.database == "both":
-        run_each_database(__file__)
+    args = parse_per_database(parser, __file__)
+    if args is None:
         return
 
     os.environ.pop("MEILISEARCH_URL", None)  # the embedded database search is what is measured

@@ -7,6 +7,7 @@ these machines are noisy: absolute times mean little, ratios are what count.
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import os
 import resource
@@ -32,6 +33,17 @@ def run_each_database(script: str) -> None:
     for database in DATABASES:
         print(f"=== {database}", flush=True)
         subprocess.run([sys.executable, script, *sys.argv[1:], "--database", database], check=True)
+
+
+def parse_per_database(parser: argparse.ArgumentParser, script: str) -> argparse.Namespace | None:
+    """`parser`'s arguments plus `--database sqlite|postgres|both` (default both). With `both` this runs `script` once
+    per database (run_each_database) and returns None: the caller has nothing left to do."""
+    parser.add_argument("--database", choices=[*DATABASES, "both"], default="both")
+    args = parser.parse_args()
+    if args.database == "both":
+        run_each_database(script)
+        return None
+    return args
 
 
 def postgres_database(name: str) -> str:
