@@ -19,6 +19,13 @@ def tool_groups() -> tuple[str, ...]:
     return tuple(config.mcp_tool_group for config in _tool_apps())  # type: ignore[attr-defined]
 
 
+def tool_group_validate(group: str) -> None:
+    """ValueError unless an app declares `group`: a tool, resource or prompt under a typo fails at start-up."""
+    known = tool_groups()
+    if group not in known:
+        raise ValueError(f"Unknown tool group {group!r}; expected one of {known}")
+
+
 def scope_permissions() -> dict[str, tuple[str, ...]]:
     """Each group's admin permissions needed to grant it."""
     return {config.mcp_tool_group: tuple(config.mcp_scope_permissions) for config in _tool_apps()}  # type: ignore[attr-defined]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from mcpsite.core.scopes import tool_groups
+from mcpsite.core.scopes import tool_group_validate
 
 from .completion import Completer
 
@@ -42,8 +42,7 @@ def prompt(*, name: str, group: str, title: str, description: str, arguments: It
     """Register the decorated `render(arguments) -> str` as the prompt `name`."""
 
     def decorator(func):
-        if group not in tool_groups():
-            raise ValueError(f"Unknown group {group!r}; expected one of {tool_groups()}")
+        tool_group_validate(group)
         _prompts[name] = PromptSpec(name, group, title, description, tuple(arguments), func)
         return func
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
-from mcpsite.core.scopes import tool_groups
+from mcpsite.core.scopes import tool_group_validate, tool_groups
 
 from .interaction import NO_INTERACTION, Interaction
 from .schema import ArgumentValidator, StrictIntegerValidator
@@ -84,9 +84,7 @@ _tools: dict[str, ToolSpec] = {}
 
 
 def register(spec: ToolSpec) -> ToolSpec:
-    known = tool_groups()
-    if spec.group not in known:
-        raise ValueError(f"Unknown tool group {spec.group!r}; expected one of {known}")
+    tool_group_validate(spec.group)
     existing = _tools.get(spec.name)
     if existing is not None and existing.func is not spec.func:
         raise ValueError(f"Tool {spec.name!r} is registered twice")

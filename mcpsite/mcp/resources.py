@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from mcp.shared.uri_template import UriTemplate
 
-from mcpsite.core.scopes import tool_groups
+from mcpsite.core.scopes import tool_group_validate
 
 from .completion import Completer
 from .registry import CallContext
@@ -72,16 +72,11 @@ _resources: dict[str, ResourceSpec] = {}
 _templates: dict[str, TemplateSpec] = {}
 
 
-def _check_group(group: str) -> None:
-    if group not in tool_groups():
-        raise ValueError(f"Unknown group {group!r}; expected one of {tool_groups()}")
-
-
 def resource(*, uri: str, name: str, group: str, description: str, mime_type: str = JSON, title: str | None = None):
     """Register the decorated `read(ctx) -> str` as the resource at `uri`."""
 
     def decorator(func):
-        _check_group(group)
+        tool_group_validate(group)
         _resources[uri] = ResourceSpec(uri, name, group, description, func, mime_type, title)
         return func
 
@@ -103,7 +98,7 @@ def resource_template(
     """Register the decorated `read(variables, ctx) -> str` as the resources matching `uri_template`."""
 
     def decorator(func):
-        _check_group(group)
+        tool_group_validate(group)
         spec = TemplateSpec(
             uri_template, name, group, description, func, mime_type, title, complete or {}, instances, subscribable
         )
