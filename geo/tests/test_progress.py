@@ -8,6 +8,7 @@ import threading
 import anyio
 import pytest
 
+from geo.resolve import UPSTREAM_CONCURRENCY
 from mcpsite.mcp import calls
 from mcpsite.models import ToolCall
 
@@ -45,13 +46,19 @@ def test_without_a_progress_token_nothing_is_reported_and_the_result_is_the_same
 
 def _cancel_while_upstream_is_busy(mcp_run, fake_galuchat, settings, monkeypatch, *, cancel: bool) -> int:
     """resolve_points of 12 points, one per request; the first requests are held at GaluchatAPI until the client has
-    cancelled (or not), then let go. Returns how many requests GaluchatAPI received in all."""
+    cancelled (or not), then let go. Returns how many requests were held when the client cancelled and how many
+    GaluchatAPI received in all.
+
+    The client cancels only once every upstream worker is held at GaluchatAPI: a worker that has already decided to
+    send (it checked for cancellation just before) but whose request has not arrived yet would otherwise be counted
+    after the cancel, and that send is not a failure to stop."""
     settings.GALUCHAT_MAX_POINTS_PER_REQUEST = 1
     settings.GALUCHAT_REQUESTS_PER_SECOND = 1000
-    arrived, release = threading.Event(), threading.Event()
+    release = threading.Event()
+    all_held = threading.Semaphore(0)
 
     def hold(sent):
-        arrived.set()
+        all_held.release()
         release.wait(30)
         return False  # not a fault: answer normally
 
@@ -76,7 +83,8 @@ def _cancel_while_upstream_is_busy(mcp_run, fake_galuchat, settings, monkeypatch
 
             running: list = []
             tg.start_soon(call)
-            await anyio.to_thread.run_sync(arrived.wait, 30)
+            for _ in range(UPSTREAM_CONCURRENCY):  # every worker's request is held at GaluchatAPI
+                assert await anyio.to_thread.run_sync(all_held.acquire, True, 30)
             if cancel:
                 running[0].cancel()  # the client sends notifications/cancelled
                 assert await anyio.to_thread.run_sync(server_cancelled.wait, 30)
@@ -94,11 +102,11 @@ def _cancel_while_upstream_is_busy(mcp_run, fake_galuchat, settings, monkeypatch
 
 def test_cancellation_stops_further_upstream_requests(mcp_run, fake_galuchat, settings, monkeypatch):
     in_flight, received = _cancel_while_upstream_is_busy(mcp_run, fake_galuchat, settings, monkeypatch, cancel=True)
-    assert 1 <= in_flight < 12
+    assert in_flight == UPSTREAM_CONCURRENCY < 12
     assert received == in_flight  # only the requests already sent when the client cancelled
 
 
 def test_control_without_cancellation_every_request_is_sent(mcp_run, fake_galuchat, settings, monkeypatch):
     """The control: the same call, not cancelled, sends all 12 requests (so the test above measures the cancel)."""
     in_flight, received = _cancel_while_upstream_is_busy(mcp_run, fake_galuchat, settings, monkeypatch, cancel=False)
-    assert received == 12 and in_flight < 12
+    assert received == 12 and in_flight == UPSTREAM_CONCURRENCY
