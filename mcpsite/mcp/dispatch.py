@@ -133,27 +133,35 @@ def _check_values(value: Any, path: list) -> bool:
     building one per value was the dispatcher's largest cost on a 10,000-point resolve_points (bench_geo, cProfile);
     only a refused value is walked again, to name where it is.
     """
+    if type(value) not in (dict, list):
+        return _check_located(value, path)
     has_float = False
-    pending = [value]
+    pending: list[dict | list] = [value]  # containers only: a scalar is checked where it is found
+    keys_seen: set[str] = set()  # objects in an array repeat their keys: each is checked once
     while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind is str:
-            if "\x00" in item or not (item.isascii() or _encodable(item)):
-                _locate_refusal(value, path)
-        elif kind is dict:
-            for key in item:
-                if type(key) is not str or "\x00" in key or not (key.isascii() or _encodable(key)):
+        container = pending.pop()
+        if type(container) is dict:
+            for key in container:
+                if key not in keys_seen:
+                    if type(key) is not str or "\x00" in key or not (key.isascii() or _encodable(key)):
+                        _locate_refusal(value, path)
+                    keys_seen.add(key)
+            items = container.values()
+        else:
+            items = container
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if "\x00" in item or not (item.isascii() or _encodable(item)):
                     _locate_refusal(value, path)
-            pending.extend(item.values())
-        elif kind is list:
-            pending.extend(item)
-        elif kind is float:
-            has_float = True
-            if not math.isfinite(item):
-                _locate_refusal(value, path)
-        elif kind not in (int, bool, type(None)):  # not what a JSON decoder makes: the thorough walk decides
-            has_float |= _check_located(item, path)
+            elif kind is float:
+                has_float = True
+                if not math.isfinite(item):
+                    _locate_refusal(value, path)
+            elif kind is dict or kind is list:
+                pending.append(item)
+            elif kind is not int and kind is not bool and item is not None:
+                has_float |= _check_located(item, path)  # not what a JSON decoder makes: the thorough walk decides
     return has_float
 
 
