@@ -38,6 +38,9 @@ class FtsMatch(NamedTuple):
     table: str
     query: str
 
+    def as_q(self) -> Q:
+        return Q(id__in=RawSQL(f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH %s", [self.query]))  # noqa: S611
+
 
 _tables_seen: set[tuple[str, str]] = set()
 
@@ -167,7 +170,11 @@ class DatabaseSearch:
             seen = {row[0] for row in every}
             some = self._holding(selecting, every=False, cap=cap + len(every), matched=1)
             return [*every, *(row for row in some if row[0] not in seen)][:cap]
-        rows = self._in_stock(self._condition(selecting, every=False))
+        condition = self._condition(selecting, every=False)
+        fts = self._sqlite_index(selecting, every=False) if self.indexed and connection.vendor == "sqlite" else None
+        if fts is not None:  # every match is read to be scored anyway: the index as an IN list
+            condition &= fts.as_q()
+        rows = self._in_stock(condition)
         rows = rows.annotate(matched=sum((Contains("search_key", t) for t in terms), start=Value(0)))
         return list(rows.order_by("-matched", "id").values_list(*ROW_FIELDS)[:cap])
 
