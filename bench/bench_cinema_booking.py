@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, boot  # noqa: E402
+from common import ROOT, boot, cpu_seconds  # noqa: E402
 
 boot("cinema-booking", postgres=True)
 
@@ -37,6 +37,7 @@ from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.contrib.auth.hashers import make_password  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
 from django.db.models import Count  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
@@ -46,8 +47,9 @@ from mcpsite.services import api_key_create  # noqa: E402
 PASSWORD = "bench-pass-1234"
 
 
-def hash_rate(threads: int = 2, seconds: float = 3.0) -> float:
-    """Hashes per second of the configured (first) password hasher on `threads` threads."""
+def hash_rate(threads: int = 2, seconds: float = 3.0) -> tuple[float, float]:
+    """Hashes per second of the configured (first) password hasher on `threads` threads, and the CPU seconds
+    one hash took (this process does nothing else meanwhile)."""
     done = [0] * threads
     deadline = time.perf_counter() + seconds
 
@@ -56,13 +58,13 @@ def hash_rate(threads: int = 2, seconds: float = 3.0) -> float:
             make_password(PASSWORD)
             done[i] += 1
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
     for w in workers:
         w.start()
     for w in workers:
         w.join()
-    return sum(done) / (time.perf_counter() - started)
+    return sum(done) / (time.perf_counter() - started), (time.process_time() - cpu) / sum(done)
 
 
 class Server:
@@ -92,6 +94,9 @@ class Server:
             if self.process.poll() is not None:
                 break
         raise RuntimeError(f"uvicorn did not start:\n{Path(self.log.name).read_text()}")
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.process.pid)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -140,6 +145,27 @@ def book_all(port: int, key: str, show: Schedule, seats: list[list[str]]) -> tup
     return time.perf_counter() - started, sum(confirmed), errors
 
 
+def postgres_cpu_seconds(postmaster: int) -> float:
+    """CPU time of the cluster's processes so far: the postmaster's children, live ones and those it reaped."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == postmaster:
+            total += cpu_seconds(int(stat.parent.name))
+    fields = Path(f"/proc/{postmaster}/stat").read_text().rpartition(")")[2].split()
+    return total + (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_idle_seconds() -> tuple[float, float]:
+    """(idle, total) CPU seconds of the whole machine so far, all cores (Linux /proc/stat)."""
+    ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    return (ticks[3] + ticks[4]) / hz, sum(ticks[:8]) / hz
+
+
 def double_bookings(show: Schedule) -> int:
     return (
         ReservedSeat.objects.filter(schedule=show, active=True)
@@ -148,6 +174,10 @@ def double_bookings(show: Schedule) -> int:
         .filter(n__gt=1)
         .count()
     )
+
+
+def _load(averages: tuple[float, float, float]) -> str:
+    return ", ".join(f"{a:.2f}" for a in averages)
 
 
 def main() -> None:
@@ -167,24 +197,40 @@ def main() -> None:
     owner = get_user_model().objects.create_user("bench-agent")
     _record, key = api_key_create(name="bench", owner=owner, scopes=["cinema"], rate="1000000/m")
 
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW data_directory")
+        postmaster = int(Path(cursor.fetchone()[0], "postmaster.pid").read_text().split()[0])
     servers = {"site settings": Server("mcpsite.settings")}
     rates: list[float] = []
+    hash_cpu: list[float] = []
     throughput: dict[str, list[float]] = {name: [] for name in servers}
+    cpu: dict[str, dict[str, list[float]]] = {name: {"server": [], "postgres": [], "agents": []} for name in servers}
+    idle: dict[str, list[float]] = {name: [] for name in servers}
+    load_before = os.getloadavg()
     slot = 100  # after the seeded shows (one every 10 minutes from 00:00)
     try:
         for server in servers.values():  # warm each server (imports, first connections) on a show of its own
             book_all(server.port, key, new_show(theater, movie, slot), [labels[:2]])
             slot += 1
         for r in range(options.rounds):
-            rates.append(hash_rate())
+            rate, seconds_per_hash = hash_rate()
+            rates.append(rate)
+            hash_cpu.append(seconds_per_hash)
             for name, server in servers.items():
                 show = new_show(theater, movie, slot)
                 slot += 1
+                before = server.cpu_seconds(), postgres_cpu_seconds(postmaster), time.process_time()
+                machine = machine_idle_seconds()
                 seconds, confirmed, errors = book_all(server.port, key, show, seats)
+                machine = [a - b for a, b in zip(machine_idle_seconds(), machine, strict=True)]
+                after = server.cpu_seconds(), postgres_cpu_seconds(postmaster), time.process_time()
+                idle[name].append(machine[0] / machine[1])
                 assert not errors, errors[:5]
                 assert confirmed == per_show == show.reserved_seats.filter(active=True).count(), confirmed
                 assert double_bookings(show) == 0, f"double bookings on {show.public_id}"
                 throughput[name].append(confirmed / seconds)
+                for part, b, a in zip(("server", "postgres", "agents"), before, after, strict=True):
+                    cpu[name][part].append((a - b) / confirmed)
             print(f"  round {r + 1}/{options.rounds} done", flush=True)
     finally:
         for server in servers.values():
@@ -193,13 +239,18 @@ def main() -> None:
     rate = statistics.median(rates)
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
     shipped = f"pool {pool}, MCP_TOOL_THREADS {settings.MCP_TOOL_THREADS}"
+    load_after = os.getloadavg()
     print(f"\ncinema reserve_seats over /rpc on PostgreSQL: {options.agents} agents x {options.bookings} bookings")
     print(f"(1 seat each, own seats, one show per round), median of {options.rounds} interleaved rounds")
+    print(f"load average before: {_load(load_before)}; after: {_load(load_after)} ({os.cpu_count()} cores)")
     print(f"server: 1 uvicorn worker, the site's settings ({shipped})")
-    print(f"  argon2 hasher, 2 threads:            {rate:7.1f} hashes/s   1.00")
+    hash_ms = 1000 * statistics.median(hash_cpu)
+    print(f"  argon2 hasher, 2 threads:            {rate:7.1f} hashes/s   1.00   CPU ms per hash: {hash_ms:5.1f}")
     for name, values in throughput.items():
         median = statistics.median(values)
-        print(f"  bookings/s, {name:<24} {median:7.1f}            {median / rate:5.2f}")
+        parts = " | ".join(f"{part} {1000 * statistics.median(v):5.1f}" for part, v in cpu[name].items())
+        print(f"  bookings/s, {name:<24} {median:7.1f}            {median / rate:5.2f}   CPU ms per booking: {parts}")
+        print(f"  {'':<36} machine idle while booking: {statistics.median(idle[name]):.0%} of its cores")
     print("  double bookings: 0 (checked after every round); every booking confirmed")
 
 

@@ -32,6 +32,9 @@ from pathlib import Path
 
 import httpx2
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import cpu_seconds  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 CONNECTIONS = 16
@@ -136,12 +139,6 @@ class Server:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=30)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wrk_with_cpu(server: Server, path: str, body: dict | None, headers: dict, seconds: int) -> tuple[float, float]:
