@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from channels.routing import ProtocolTypeRouter, URLRouter
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
@@ -36,6 +37,22 @@ class SyncChainASGIHandler(ASGIHandler):
     def __init__(self):
         BaseHandler.__init__(self)
         self.load_middleware(is_async=False)
+        self._idle_threads: list[ThreadPoolExecutor] = []
+
+    async def __call__(self, scope, receive, send):
+        """ASGIHandler's, with the request's thread kept for later requests. Without an executor of its own,
+        asgiref's ThreadSensitiveContext started a thread for every request and another one to join it at the
+        end (py-spy: Thread.start and the executor's set-up and shutdown on the event loop, bench_cinema_booking)."""
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        # One request at a time per thread, as ThreadSensitiveContext requires; as many threads as concurrent
+        # requests (bounded by the server's connections, as the per-request threads were).
+        thread = self._idle_threads.pop() if self._idle_threads else ThreadPoolExecutor(1, "django-request")
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.handle(scope, receive, send)
+        finally:
+            self._idle_threads.append(thread)
 
     async def get_response_async(self, request):
         # thread_sensitive: the request's own thread (ASGIHandler's ThreadSensitiveContext), where Django's

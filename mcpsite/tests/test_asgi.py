@@ -37,6 +37,33 @@ async def test_mcp_request_without_lifespan_is_a_clear_503():
     assert "lifespan" in body["error"]["data"]
 
 
+async def _get(app, path: str) -> dict:
+    scope = {"type": "http", "method": "GET", "path": path, "headers": [(b"host", b"testserver")],
+             "query_string": b"", "server": ("testserver", 80), "scheme": "http"}  # fmt: skip
+    http = ApplicationCommunicator(app, scope)
+    await http.send_input({"type": "http.request", "body": b"", "more_body": False})
+    start = await http.receive_output(10)
+    await http.receive_output(10)  # the body
+    await http.wait(10)  # the request's handling has ended
+    return start
+
+
+@pytest.mark.django_db
+async def test_django_requests_reuse_their_threads(monkeypatch):
+    """asgiref started two threads per Django request (the request's own, then one to join it); the handler keeps
+    the request's thread for the next request instead (bench_cinema_booking: Thread.start on the event loop)."""
+    import threading
+
+    app = Application()
+    assert (await _get(app, "/admin/login/"))["status"] == 200  # the first request makes its thread
+    started = []
+    real_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: (started.append(thread.name), real_start(thread)))
+    for _ in range(3):
+        assert (await _get(app, "/admin/login/"))["status"] == 200
+    assert started == []
+
+
 @pytest.mark.django_db
 async def test_django_pages_run_the_middleware_chain_in_sync_mode_with_all_its_effects():
     """Django's part runs its (sync-capable) middlewares in sync mode: one hop into a worker thread per request,
@@ -48,11 +75,7 @@ async def test_django_pages_run_the_middleware_chain_in_sync_mode_with_all_its_e
     from mcpsite.routing import django_app
 
     assert not inspect.iscoroutinefunction(django_app._middleware_chain)
-    scope = {"type": "http", "method": "GET", "path": "/admin/login/", "headers": [(b"host", b"testserver")],
-             "query_string": b"", "server": ("testserver", 80), "scheme": "http"}  # fmt: skip
-    http = ApplicationCommunicator(Application(), scope)
-    await http.send_input({"type": "http.request", "body": b"", "more_body": False})
-    start = await http.receive_output(10)
+    start = await _get(Application(), "/admin/login/")
     headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
     assert start["status"] == 200
     assert headers["x-frame-options"] == "DENY"
