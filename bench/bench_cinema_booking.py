@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, boot, cpu_seconds  # noqa: E402
+from common import ROOT, boot, family_cpu_seconds, start_redis  # noqa: E402
 
 boot("cinema-booking", postgres=True)
 
@@ -68,18 +68,18 @@ def hash_rate(threads: int = 2, seconds: float = 3.0) -> tuple[float, float]:
 
 
 class Server:
-    """One uvicorn worker serving the site on the bench database."""
+    """uvicorn serving the site on the bench database: `workers` processes, `env` added to the environment."""
 
-    def __init__(self, settings_module: str):
+    def __init__(self, settings_module: str, workers: int = 1, env: dict | None = None):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, "LOG_LEVEL": "WARNING"}
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module, "LOG_LEVEL": "WARNING", **(env or {})}
         env["PYTHONPATH"] = str(ROOT)
         self.log = tempfile.NamedTemporaryFile(prefix="bench-uvicorn-", suffix=".log", delete=False)  # noqa: SIM115
         self.process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "mcpsite.asgi:application", "--host", "127.0.0.1",
-             "--port", str(self.port), "--lifespan", "on", "--no-access-log"],
+             "--port", str(self.port), "--workers", str(workers), "--lifespan", "on", "--no-access-log"],
             env=env, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -96,7 +96,7 @@ class Server:
         raise RuntimeError(f"uvicorn did not start:\n{Path(self.log.name).read_text()}")
 
     def cpu_seconds(self) -> float:
-        return cpu_seconds(self.process.pid)
+        return family_cpu_seconds(self.process.pid)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -145,20 +145,6 @@ def book_all(port: int, key: str, show: Schedule, seats: list[list[str]]) -> tup
     return time.perf_counter() - started, sum(confirmed), errors
 
 
-def postgres_cpu_seconds(postmaster: int) -> float:
-    """CPU time of the cluster's processes so far: the postmaster's children, live ones and those it reaped."""
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:  # ended meanwhile
-            continue
-        if int(fields[1]) == postmaster:
-            total += cpu_seconds(int(stat.parent.name))
-    fields = Path(f"/proc/{postmaster}/stat").read_text().rpartition(")")[2].split()
-    return total + (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-
-
 def machine_idle_seconds() -> tuple[float, float]:
     """(idle, total) CPU seconds of the whole machine so far, all cores (Linux /proc/stat)."""
     ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -185,6 +171,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--agents", type=int, default=16)
     parser.add_argument("--bookings", type=int, default=20, help="bookings per agent per round")
+    parser.add_argument("--production-workers", type=int, default=4)
     options = parser.parse_args()
 
     call_command("seed_cinema", scale=1, days=1, stdout=open(os.devnull, "w"))  # noqa: SIM115
@@ -200,7 +187,11 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SHOW data_directory")
         postmaster = int(Path(cursor.fetchone()[0], "postmaster.pid").read_text().split()[0])
+    cleanups: list = []
     servers = {"site settings": Server("mcpsite.settings")}
+    if options.production_workers:
+        production = {"REDIS_URL": start_redis(cleanups)}
+        servers["production command"] = Server("mcpsite.settings", options.production_workers, production)
     rates: list[float] = []
     hash_cpu: list[float] = []
     throughput: dict[str, list[float]] = {name: [] for name in servers}
@@ -210,7 +201,7 @@ def main() -> None:
     slot = 100  # after the seeded shows (one every 10 minutes from 00:00)
     try:
         for server in servers.values():  # warm each server (imports, first connections) on a show of its own
-            book_all(server.port, key, new_show(theater, movie, slot), [labels[:2]])
+            book_all(server.port, key, new_show(theater, movie, slot), [labels[i : i + 2] for i in range(0, 16, 2)])
             slot += 1
         for r in range(options.rounds):
             rate, seconds_per_hash = hash_rate()
@@ -219,11 +210,11 @@ def main() -> None:
             for name, server in servers.items():
                 show = new_show(theater, movie, slot)
                 slot += 1
-                before = server.cpu_seconds(), postgres_cpu_seconds(postmaster), time.process_time()
+                before = server.cpu_seconds(), family_cpu_seconds(postmaster), time.process_time()
                 machine = machine_idle_seconds()
                 seconds, confirmed, errors = book_all(server.port, key, show, seats)
                 machine = [a - b for a, b in zip(machine_idle_seconds(), machine, strict=True)]
-                after = server.cpu_seconds(), postgres_cpu_seconds(postmaster), time.process_time()
+                after = server.cpu_seconds(), family_cpu_seconds(postmaster), time.process_time()
                 idle[name].append(machine[0] / machine[1])
                 assert not errors, errors[:5]
                 assert confirmed == per_show == show.reserved_seats.filter(active=True).count(), confirmed
@@ -235,6 +226,8 @@ def main() -> None:
     finally:
         for server in servers.values():
             server.stop()
+        for cleanup in cleanups:
+            cleanup()
 
     rate = statistics.median(rates)
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
@@ -250,7 +243,11 @@ def main() -> None:
         median = statistics.median(values)
         parts = " | ".join(f"{part} {1000 * statistics.median(v):5.1f}" for part, v in cpu[name].items())
         print(f"  bookings/s, {name:<24} {median:7.1f}            {median / rate:5.2f}   CPU ms per booking: {parts}")
-        print(f"  {'':<36} machine idle while booking: {statistics.median(idle[name]):.0%} of its cores")
+        per_booking = sum(statistics.median(v) for v in cpu[name].values())
+        print(
+            f"  {'':<36} machine idle while booking: {statistics.median(idle[name]):.0%} of its cores; CPU per hash "
+            f"÷ CPU per booking (server + PostgreSQL + agents): {statistics.median(hash_cpu) / per_booking:.2f}"
+        )
     print("  double bookings: 0 (checked after every round); every booking confirmed")
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import cpu_seconds  # noqa: E402
+from common import cpu_seconds, start_redis  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -78,19 +78,6 @@ def start_postgres() -> str:
     subprocess.run(as_postgres([str(pg / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "bench"]),
                    check=True)  # fmt: skip
     return f"postgres://postgres@127.0.0.1:{port}/bench"
-
-
-def start_redis() -> str:
-    port = free_port()
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
-    _cleanups.append(lambda: (proc.terminate(), proc.wait()))
-    for _ in range(50):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return f"redis://127.0.0.1:{port}/0"
-        time.sleep(0.1)
-    raise SystemExit("redis-server did not start")
 
 
 def site_env(database_url: str | None, redis_url: str | None = None) -> dict:
@@ -240,7 +227,7 @@ def main() -> None:
     env = site_env(database_url)
     key = prepare(env)
     compare("PostgreSQL", env, key, args.seconds, args.rounds)
-    env = site_env(database_url, start_redis())
+    env = site_env(database_url, start_redis(_cleanups))
     scale_out(env, key, args.seconds, args.rounds)
 
 
