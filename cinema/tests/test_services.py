@@ -164,3 +164,17 @@ def test_on_postgresql_the_reservation_insert_takes_its_number_itself(seed_world
         ["INSERT", "INTO", '"cinema_reservedseat"'],
     ]
     assert "cinema_reservation_id_next" in writes[0]
+
+
+def test_a_bookings_reads_ask_for_no_ordering(seed_world):
+    """The reads every booking makes (the show, its seats twice, the taken ones) sort nothing and join nothing they
+    do not use: Seat's default ordering joined the theater (bench_cinema_booking's profile)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        _book(seats=("A1", "A2"))
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].lstrip().upper().startswith("SELECT")]
+    assert reads
+    assert not [sql for sql in reads if "ORDER BY" in sql]
+    assert not [sql for sql in reads if 'FROM "cinema_seat"' in sql and "JOIN" in sql]
