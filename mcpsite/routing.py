@@ -22,6 +22,9 @@ from .mcp.websocket import McpWebSocketConsumer
 
 logger = logging.getLogger("mcpsite")
 
+# Idle request threads kept for Django's later requests; more than this many concurrent requests start extra ones.
+KEPT_REQUEST_THREADS = 64
+
 
 class SyncChainASGIHandler(ASGIHandler):
     """Django's ASGI handler with its middleware chain loaded in sync mode and run in one worker-thread hop.
@@ -45,14 +48,17 @@ class SyncChainASGIHandler(ASGIHandler):
         end (py-spy: Thread.start and the executor's set-up and shutdown on the event loop, bench_cinema_booking)."""
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        # One request at a time per thread, as ThreadSensitiveContext requires; as many threads as concurrent
-        # requests (bounded by the server's connections, as the per-request threads were).
+        # One request at a time per thread, as ThreadSensitiveContext requires: as many threads as concurrent
+        # requests, as before, of which KEPT_REQUEST_THREADS stay for later requests.
         thread = self._idle_threads.pop() if self._idle_threads else ThreadPoolExecutor(1, "django-request")
         try:
             async with ThreadSensitiveContext(executor=thread):
                 await self.handle(scope, receive, send)
         finally:
-            self._idle_threads.append(thread)
+            if len(self._idle_threads) < KEPT_REQUEST_THREADS:
+                self._idle_threads.append(thread)
+            else:  # a burst's extra threads end once their work is done
+                thread.shutdown(wait=False)
 
     async def get_response_async(self, request):
         # thread_sensitive: the request's own thread (ASGIHandler's ThreadSensitiveContext), where Django's

@@ -65,6 +65,17 @@ async def test_django_requests_reuse_their_threads(monkeypatch):
 
 
 @pytest.mark.django_db
+async def test_past_the_kept_request_threads_a_requests_thread_ends(monkeypatch):
+    from mcpsite import routing
+
+    monkeypatch.setattr(routing, "KEPT_REQUEST_THREADS", 0)
+    monkeypatch.setattr(routing.django_app, "_idle_threads", [])
+    app = Application()
+    assert (await _get(app, "/admin/login/"))["status"] == 200
+    assert routing.django_app._idle_threads == []
+
+
+@pytest.mark.django_db
 async def test_django_pages_run_the_middleware_chain_in_sync_mode_with_all_its_effects():
     """Django's part runs its (sync-capable) middlewares in sync mode: one hop into a worker thread per request,
     not one per middleware and phase (the ping-pong py-spy showed on `/rpc`, bench_cinema_booking). Every
