@@ -1,9 +1,9 @@
 """Geo benchmark: our own processing of 10,000 points against json.loads + json.dumps of them.
 
-Standalone: makes a temporary MCPSITE_VAR_DIR, migrates a fresh SQLite database, runs `seed_geo`,
-then times `resolve_points` on 10,000 points (2,500 distinct, with refs) through the real dispatcher
-with GaluchatAPI answered in-process (precomputed answers, so only our code is timed: validation,
-decimal rounding, de-duplication, chunking, cache, merge, result shaping, the audit row). The
+Standalone: makes a temporary MCPSITE_VAR_DIR, migrates a fresh SQLite database, runs `seed_geo`, sets the process
+up as the server does (`mcpsite.asgi`), then times `resolve_points` on 10,000 points (2,500 distinct, with refs)
+through the real dispatcher with GaluchatAPI answered in-process (precomputed answers, so only our code is timed:
+validation, decimal rounding, de-duplication, chunking, cache, merge, result shaping, the audit row). The
 baseline, run side by side, is `json.loads` + `json.dumps` of the same request and result payloads:
 the least any JSON tool must do with them. A third line times the full HTTP client path against a
 `responses` fake (requests + urllib3 + JSON bodies) for information.
@@ -29,11 +29,11 @@ os.environ["GALUCHAT_BASE_URL"] = "https://galuchat.bench.invalid"  # answered i
 os.environ["GALUCHAT_REQUESTS_PER_SECOND"] = "100000"  # the limiter is not what is measured
 with contextlib.redirect_stdout(sys.stderr):  # progress on stderr, stdout holds only the results
     boot("geo")
-
 import responses  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+import mcpsite.asgi  # noqa: E402,F401  (the process set up as the server's: its startup objects frozen out of the GC)
 from geo import galuchat, pointcache  # noqa: E402
 from mcpsite.mcp import dispatch  # noqa: E402
 from mcpsite.mcp.registry import CallContext  # noqa: E402

@@ -221,5 +221,5 @@ def synthetic_products(count: int, *, seed: int = 6) -> Iterator[Product]:
             keywords=f"{word} {adjective}",
             active=rng.random() > 0.02,
         )
-        product.search_key = product.build_search_key()  # bulk_create does not call save()
+        product.search_keys_refresh()  # bulk_create does not call save()
         yield product

@@ -38,6 +38,9 @@ class Product(models.Model):
     # Derived from name, description, category, brand and keywords by `search_keys.normalize`; indexed
     # by FTS5 trigram (SQLite) or pg_trgm GIN (PostgreSQL), see migration 0001.
     search_key = models.TextField(_("search key"), blank=True, editable=False)
+    # The name alone, folded the same way: the search re-ranks its candidates by their names, and folding 100 names
+    # per query was a fifth of a search's time (profiled with bench_merchant).
+    name_key = models.CharField(_("name key"), max_length=200, blank=True, editable=False)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
@@ -58,19 +61,28 @@ class Product(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.sku})"
 
+    SEARCH_KEY_FIELDS = ("search_key", "name_key")
+    # What a product listing (search_products, completion) reads; loading only these skips the long search key.
+    LISTED_FIELDS = (
+        "id", "sku", "name", "description", "price_cents", "inventory_count", "category", "brand", "image_url",
+        "refund_period_days", "keywords", "active",
+    )  # fmt: skip
+
     def save(self, *args, **kwargs):
-        self.search_key = self.build_search_key()
+        self.search_keys_refresh()
         update_fields = kwargs.get("update_fields")
-        if update_fields is not None and "search_key" not in update_fields:
-            kwargs["update_fields"] = [*update_fields, "search_key"]
+        if update_fields is not None:
+            kwargs["update_fields"] = [*dict.fromkeys([*update_fields, *self.SEARCH_KEY_FIELDS])]
         super().save(*args, **kwargs)
 
     @property
     def keyword_list(self) -> list[str]:
         return self.keywords.split()
 
-    def build_search_key(self) -> str:
-        return normalize(" ".join([self.name, self.description, self.category, self.brand, self.keywords]))
+    def search_keys_refresh(self) -> None:
+        """Derive `search_key` and `name_key` from the fields they fold (save() does it; bulk writes must)."""
+        self.search_key = normalize(" ".join([self.name, self.description, self.category, self.brand, self.keywords]))
+        self.name_key = normalize(self.name)
 
 
 class InventoryMovement(models.Model):

@@ -18,15 +18,15 @@ from rapidfuzz import fuzz
 
 from .models import Product
 from .search_backend import SearchBackend
-from .search_keys import gram_token, normalize, query_terms
+from .search_keys import SHORT_GRAM, gram_token, query_terms
 
 logger = logging.getLogger(__name__)
 
-# The trigram tokenizer matches terms of three characters or more; shorter ones use LIKE/instr.
+# The trigram tokenizer matches terms of three characters or more; shorter ones go through the gram index.
 TRIGRAM = 3
-# A lone short term is first looked for in the first this-many products (a bounded scan): enough for a term on
-# 2% of them to fill a candidate cap of 100; rarer ones go through the gram index.
-SHORT_SCAN_ROWS = 5000
+# PostgreSQL: a lone short term is first looked for in the first this-many products (a bounded scan): enough for a
+# term on 2% of them to fill a candidate cap of 100; rarer ones go through the gram index (_postgresql_short).
+PROBE_ROWS = 5000
 
 
 class FtsMatch(NamedTuple):
@@ -71,6 +71,13 @@ def _fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def _gram_query(term: str) -> str:
+    """The gram-index query a key holding `term` must match: every 2-character gram of it (the term itself when
+    shorter). Necessary, not sufficient (the grams may lie apart): `contains` decides."""
+    grams = [term[i : i + SHORT_GRAM] for i in range(len(term) - SHORT_GRAM + 1)] or [term]
+    return " AND ".join(dict.fromkeys(map(gram_token, grams)))
+
+
 class Contains(Func):
     """1 when the column contains the term, else 0: instr() on SQLite, strpos() on PostgreSQL.
 
@@ -89,135 +96,173 @@ class Contains(Func):
         return self.as_sql(compiler, connection, template="(strpos(%(expressions)s) > 0)::int", **extra)
 
 
-class DatabaseSearch:
-    """The embedded default: normalised search keys, trigram index, rapidfuzz re-ranking.
+# A candidate row: (id, folded name, terms matched, then the rest of Product.LISTED_FIELDS). The listed fields come
+# with the candidates so the products found are built from them: loading the 20 in a second query was a third of a
+# search (profiled with bench_merchant).
+Row = tuple
+ROW_FIELDS = ("id", "name_key", "matched", *(f for f in Product.LISTED_FIELDS if f != "id"))
 
-    Candidates are the active in-stock products whose key contains one of the query's terms of 3+
-    characters (trigram index: FTS5 on SQLite, pg_trgm GIN on PostgreSQL); shorter terms (抹茶, ぼ)
-    cannot use a trigram index, so they only score those candidates, and select candidates by a
-    scan only when no long term matched or the query has none. With several terms, the products
-    holding all of them are tried first; only when they do not fill the cap are any-term candidates
-    scored by how many terms they hold. Capped candidates are then re-ranked in Python by (terms
+
+def products_in_order(*, ids: list[int]) -> list[Product]:
+    """Active in-stock products among `ids`, in the order of `ids`: one query (no per-id loop)."""
+    rows = Product.objects.in_stock().filter(pk__in=ids).only(*Product.LISTED_FIELDS)
+    found = {product.pk: product for product in rows}
+    return [found[pk] for pk in dict.fromkeys(ids) if pk in found]
+
+
+class DatabaseSearch:
+    """The embedded default: normalised search keys, trigram and gram indexes, rapidfuzz re-ranking.
+
+    Candidates are the active in-stock products whose key holds every term of the query, in id order up to the
+    cap. When fewer hold every term, the others follow: those holding any term of 3+ characters (or, when none
+    does, any shorter term), by terms matched, then id. Capped candidates are then re-ranked in Python by (terms
     matched, terms in the name, rapidfuzz partial similarity of the query to the name).
-    At most three queries, whatever the number of hits.
+
+    Indexes: terms of 3+ characters through the trigram index (FTS5 on SQLite, pg_trgm GIN on PostgreSQL); shorter
+    ones through the gram index of every 1- and 2-character substring (migration 0002). On SQLite both are FTS5
+    tables joined in rowid (= id) order, so a query reads its matches only up to the cap. With `indexed=False`
+    every term is looked for by a scan: the slow path the indexes must equal (property-tested).
     """
 
     name = "database"
 
-    def __init__(self, *, short_index: bool = True):
-        # short_index=False: short terms select candidates by a scan (the slow path the index must equal).
-        self.short_index = short_index
+    def __init__(self, *, indexed: bool = True):
+        self.indexed = indexed
 
     def candidate_cap(self, limit: int) -> int:
         return max(limit * 5, 100)
 
     def search(self, query: str, *, limit: int) -> list[int]:
+        return [row[0] for row in self._ranked(query, limit)]
+
+    def products(self, query: str, *, limit: int) -> list[Product]:
+        alias, names = connection.alias, ["id", *ROW_FIELDS[3:]]
+        return [Product.from_db(alias, names, [row[0], *row[3:]]) for row in self._ranked(query, limit)]
+
+    def _ranked(self, query: str, limit: int) -> list[Row]:
         terms = query_terms(query)
         if not terms:
             return []
-        long_terms = [t for t in terms if len(t) >= TRIGRAM]
-        short_terms = [t for t in terms if len(t) < TRIGRAM]
-        scored = terms if len(terms) > 1 else None  # one term: every candidate holds it
-        rows = []
-        if long_terms and len(terms) > 1:
-            # Products holding every term rank first anyway; when they fill the cap, the costlier
-            # any-term scoring query is not needed.
-            every, fts = self._indexed_match(long_terms, every=True)
-            for term in short_terms:
-                every &= Q(search_key__contains=term)
-            rows = self._candidates(every, limit, scored=None, matched=len(terms), fts=fts)
-            if len(rows) < self.candidate_cap(limit):
-                rows = []
-        if long_terms and not rows:
-            condition, fts = self._indexed_match(long_terms)
-            rows = self._candidates(condition, limit, scored=scored, fts=fts)
-        if not rows and short_terms:
-            if scored is None and self.short_index:
-                # A common short term (抹茶, ぼ) fills the cap within the first rows in id order, the same rows the
-                # scan returns; through the gram index it would fetch all its matches (2-6x slower, measured).
-                first = Q(id__lte=self._last_of_first_rows()) & Q(search_key__contains=short_terms[0])
-                rows = self._candidates(first, limit, scored=None)
-                if len(rows) < self.candidate_cap(limit):
-                    rows = []
-            if not rows and scored is None:  # one term
-                condition, fts = self._short_match(short_terms[0])
-                rows = self._candidates(condition, limit, scored=None, fts=fts)
-            elif not rows:
-                condition = Q()
-                for term in short_terms:
-                    term_condition, fts = self._short_match(term)
-                    condition |= term_condition & fts.as_q() if fts is not None else term_condition
-                rows = self._candidates(condition, limit, scored=scored)
+        cap = self.candidate_cap(limit)
+        rows = self._holding(terms, every=True, cap=cap, matched=len(terms))
+        if len(terms) > 1 and len(rows) < cap:
+            # Products holding a term of 3+ characters; only when there are none, those holding a shorter one.
+            long_terms = [t for t in terms if len(t) >= TRIGRAM]
+            for selecting in (long_terms, [t for t in terms if len(t) < TRIGRAM]):
+                if selecting and (some := self._holding_some(selecting, terms, rows, cap)):
+                    rows = some
+                    break
         whole = " ".join(terms)
 
-        def rank(row):
-            pk, name, hits = row
-            key = normalize(name)
+        def rank(row: Row):
+            pk, key, hits = row[:3]
             in_name = sum(1 for t in terms if t in key)
             return (-hits, -in_name, -fuzz.partial_ratio(whole, key), pk)
 
-        return [row[0] for row in sorted(rows, key=rank)[:limit]]
+        return sorted(rows, key=rank)[:limit]
 
-    def _candidates(
-        self, condition: Q, limit: int, *, scored: list[str] | None, matched: int = 1, fts: FtsMatch | None = None
-    ) -> list[tuple[int, str, int]]:
-        """(id, name, terms matched) of active in-stock rows meeting `condition` and `fts`, best first, capped.
+    def _holding_some(self, selecting: list[str], terms: list[str], every: list[Row], cap: int) -> list[Row]:
+        """After `every` (the rows holding all `terms`, fewer than the cap): the rows holding any `selecting` term,
+        by terms matched, then id."""
+        if len(terms) == 2:
+            # Each row besides `every` holds exactly one term: id order is the order, and the query stops at the
+            # cap (scoring every match first read all of a common term's thousands: マグカップ 抹茶, bench_merchant).
+            seen = {row[0] for row in every}
+            some = self._holding(selecting, every=False, cap=cap + len(every), matched=1)
+            return [*every, *(row for row in some if row[0] not in seen)][:cap]
+        condition = self._condition(selecting, every=False)
+        fts = self._sqlite_index(selecting, every=False) if self.indexed and connection.vendor == "sqlite" else None
+        if fts is not None:  # every match is read to be scored anyway: the index as an IN list
+            condition &= fts.as_q()
+        rows = self._in_stock(condition)
+        rows = rows.annotate(matched=sum((Contains("search_key", t) for t in terms), start=Value(0)))
+        return list(rows.order_by("-matched", "id").values_list(*ROW_FIELDS)[:cap])
 
-        Without `scored` every row counts `matched` terms: ordered by id, so the scan stops at the cap.
-        """
+    def _holding(self, terms: list[str], *, every: bool, cap: int, matched: int) -> list[Row]:
+        """(id, name key, `matched`) of the active in-stock rows whose key holds every (or any) term, in id order,
+        at most `cap`."""
+        if self.indexed and connection.vendor == "sqlite":
+            fts = self._sqlite_index(terms, every=every)
+            if fts is not None:
+                # Trigram phrases match exactly; the gram index only narrows, `contains` decides.
+                exact = fts.table == "merchant_product_fts"
+                return self._sqlite_joined(fts, Q() if exact else self._contains(terms, every=every), cap, matched)
+        elif self.indexed and connection.vendor == "postgresql":
+            if len(terms) == 1 and len(terms[0]) < TRIGRAM:
+                return self._postgresql_short(terms[0], cap=cap, matched=matched)
+            return self._in_stock(self._condition(terms, every=every), matched, cap)
+        return self._in_stock(self._contains(terms, every=every), matched, cap)
+
+    def _postgresql_short(self, term: str, *, cap: int, matched: int) -> list[Row]:
+        """PostgreSQL, one term of one or two characters: the gram index finds its matches in no order, and ordering
+        a common term's matches by id reads them all (16,000 for 抹茶: 48 against under 1 ms, EXPLAIN ANALYZE). So
+        the first PROBE_ROWS products are scanned first, where a common term fills the cap with the rows the
+        index would give; only a rarer term goes through the gram index."""
+        first = self._contains([term], every=True) & Q(id__lte=self._last_of_first_rows())
+        rows = self._in_stock(first, matched, cap)
+        if len(rows) < cap:
+            rows = self._in_stock(self._condition([term], every=True), matched, cap)
+        return rows
+
+    def _last_of_first_rows(self) -> Subquery:
+        """The id of the PROBE_ROWS-th product in id order (NULL when there are fewer, so `id <=` it matches
+        nothing): in-stock or not, so it is read from the primary key alone. A bound on the key, not
+        `id IN (first rows)`: the scan still stops at the cap, where the IN list had to be built first."""
+        return Subquery(Product.objects.order_by("id").values("id")[PROBE_ROWS - 1 : PROBE_ROWS])
+
+    def _in_stock(self, condition: Q, matched: int | None = None, cap: int | None = None):
         rows = Product.objects.in_stock().filter(condition)
-        order = "id"
-        if fts is not None and scored is None:
-            # Joined, not `id IN (SELECT rowid … MATCH)`: SQLite builds that IN list from every match before the
-            # first row (a common term's thousands: カレンダ 13.7 ms against 0.8 ms joined, EXPLAIN QUERY PLAN "LIST
-            # SUBQUERY"), while the join walks the FTS5 matches in rowid order, which is id order, up to the cap.
-            rows = rows.extra(  # noqa: S610 (the table is ours, the query a parameter: see FtsMatch)
+        if matched is None:
+            return rows
+        return list(rows.annotate(matched=Value(matched)).order_by("id").values_list(*ROW_FIELDS)[:cap])
+
+    def _sqlite_joined(self, fts: FtsMatch, condition: Q, cap: int, matched: int) -> list[Row]:
+        # Joined, not `id IN (SELECT rowid … MATCH)`: SQLite builds that IN list from every match before the first
+        # row (a common term's thousands: カレンダ 13.7 ms against 0.8 ms joined, EXPLAIN QUERY PLAN "LIST
+        # SUBQUERY"), while the join walks the FTS5 matches in rowid order, which is id order, up to the cap.
+        rows = (
+            Product.objects.in_stock()
+            .filter(condition)
+            .extra(  # noqa: S610 (our table, the query a parameter)
                 tables=[fts.table],
                 where=[f"{fts.table}.rowid = {Product._meta.db_table}.id", f"{fts.table} MATCH %s"],
                 params=[fts.query],
             )
-            order = RawSQL(f"{fts.table}.rowid", [], output_field=IntegerField()).asc()  # noqa: S611
-        elif fts is not None:
-            rows = rows.filter(fts.as_q())  # scored: every match is read to be scored anyway
-        if scored is None:
-            rows = rows.annotate(matched=Value(matched)).order_by(order)
-        else:
-            rows = rows.annotate(matched=sum((Contains("search_key", t) for t in scored), start=Value(0)))
-            rows = rows.order_by("-matched", "id")
-        return list(rows.values_list("id", "name", "matched")[: self.candidate_cap(limit)])
+        )
+        order = RawSQL(f"{fts.table}.rowid", [], output_field=IntegerField()).asc()  # noqa: S611
+        rows = rows.annotate(matched=Value(matched)).order_by(order)
+        return list(rows.values_list(*ROW_FIELDS)[:cap])
 
-    def _last_of_first_rows(self) -> Subquery:
-        """The id of the SHORT_SCAN_ROWS-th product in id order (NULL when there are fewer, so `id <=` it matches
-        nothing): in-stock or not, so it is read from the primary key alone. A bound on the key, not
-        `id IN (first rows)`: the scan still stops at the cap, where the IN list had to be built first."""
-        return Subquery(Product.objects.order_by("id").values("id")[SHORT_SCAN_ROWS - 1 : SHORT_SCAN_ROWS])
+    def _sqlite_index(self, terms: list[str], *, every: bool) -> FtsMatch | None:
+        """The FTS5 query narrowing the rows that hold every (or any) term: the trigram table when every term has
+        3+ characters (its phrases match exactly), else the gram table (candidates `contains` then checks)."""
+        alias = connection.alias
+        if all(len(t) >= TRIGRAM for t in terms) and sqlite_has_fts(alias):
+            return FtsMatch("merchant_product_fts", (" AND " if every else " OR ").join(map(_fts_phrase, terms)))
+        if sqlite_has_grams(alias):
+            # Two terms' grams in one AND: FTS5 intersects the lists (マグカップ 抹茶: 0.5 ms, against 3 ms for the
+            # trigram matches of マグカップ each checked for 抹茶).
+            parts = [_gram_query(t) for t in terms]
+            return FtsMatch("merchant_product_grams", (" AND " if every else " OR ").join(f"({p})" for p in parts))
+        return None
 
-    def _short_match(self, term: str) -> tuple[Q, FtsMatch | None]:
-        """Rows whose key holds a 1- or 2-character term: through the gram index (migration 0002) when there is
-        one, which narrows the rows `contains` then checks; else `contains` alone, a scan."""
-        contains = Q(search_key__contains=term)
-        if not self.short_index:
-            return contains, None
-        if connection.vendor == "sqlite" and sqlite_has_grams(connection.alias):
-            return contains, FtsMatch("merchant_product_grams", gram_token(term))
-        if connection.vendor == "postgresql":
+    def _contains(self, terms: list[str], *, every: bool) -> Q:
+        return Q(*(Q(search_key__contains=t) for t in terms), _connector=Q.AND if every else Q.OR)
+
+    def _condition(self, terms: list[str], *, every: bool) -> Q:
+        """Keys holding every (or any) term, in the form PostgreSQL's indexes serve (LIKE through pg_trgm, the gram
+        array through its GIN index); elsewhere, and with `indexed=False`, a scan."""
+        if not (self.indexed and connection.vendor == "postgresql"):
+            return self._contains(terms, every=every)
+        if any(len(t) >= TRIGRAM for t in terms):
+            # LIKE '%…%' through pg_trgm; shorter terms beside a long one only filter the rows it finds (with the gram
+            # array too, the planner may compute it per row: 48 ms for マグカップ 抹茶, EXPLAIN ANALYZE).
+            return self._contains(terms, every=every)
+        each = []
+        for term in terms:
             grams = RawSQL("merchant_short_grams(search_key) @> ARRAY[%s]::text[]", [term], output_field=BooleanField())
-            return Q(grams) & contains, None
-        return contains, None
-
-    def _indexed_match(self, long_terms: list[str], *, every: bool = False) -> tuple[Q, FtsMatch | None]:
-        """Rows whose key holds any (or `every`) of the terms, through the trigram index."""
-        if connection.vendor == "sqlite" and sqlite_has_fts(connection.alias):
-            return Q(), FtsMatch(
-                "merchant_product_fts", (" AND " if every else " OR ").join(map(_fts_phrase, long_terms))
-            )
-        # PostgreSQL: LIKE '%term%' is served by the pg_trgm GIN index (terms of 3+ characters).
-        condition = Q()
-        for term in long_terms:
-            condition = (
-                (condition & Q(search_key__contains=term)) if every else (condition | Q(search_key__contains=term))
-            )
-        return condition, None
+            each.append(Q(grams) & Q(search_key__contains=term))
+        return Q(*each, _connector=Q.AND if every else Q.OR)
 
 
 class MeilisearchSearch:
@@ -229,6 +274,9 @@ class MeilisearchSearch:
         from . import meili
 
         return meili.search_ids(query, limit=limit)
+
+    def products(self, query: str, *, limit: int) -> list[Product]:
+        return products_in_order(ids=self.search(query, limit=limit))
 
 
 def get_backend() -> SearchBackend:

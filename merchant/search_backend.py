@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .models import Product
 
 
 class SearchBackendError(Exception):
@@ -14,4 +17,8 @@ class SearchBackend(Protocol):
 
     def search(self, query: str, *, limit: int) -> list[int]:
         """Ids of active in-stock products matching `query`, best first, at most `limit`."""
+        ...
+
+    def products(self, query: str, *, limit: int) -> list[Product]:
+        """The same products, loaded (their listed fields, current stock and prices), best first."""
         ...

@@ -38,18 +38,12 @@ def product_list_in_stock(*, limit: int) -> list[Product]:
     return list(Product.objects.in_stock().order_by("id")[:limit])
 
 
-def products_by_ids_in_order(*, ids: list[int]) -> list[Product]:
-    """Active in-stock products among `ids`, in the order of `ids`: one query (no per-id loop)."""
-    found = Product.objects.in_stock().in_bulk(ids)
-    return [found[pk] for pk in dict.fromkeys(ids) if pk in found]
-
-
 def products_matching(*, query: str, limit: int) -> list[Product]:
     """In-stock products matching `query` with search_products' 表記揺れ tolerance (the database search, never the
     remote engine: completion answers while the user types); the first in-stock products when `query` is blank."""
     if not query.strip():
         return product_list_in_stock(limit=limit)
-    return products_by_ids_in_order(ids=DatabaseSearch().search(search_query(keywords=[query]), limit=limit))
+    return DatabaseSearch().products(search_query(keywords=[query]), limit=limit)
 
 
 def product_ids_starting(*, digits: str, limit: int) -> list[int]:
@@ -79,13 +73,12 @@ def product_search(*, keywords: list[str], limit: int) -> SearchResult:
         return SearchResult(query, product_list_in_stock(limit=limit), "all_in_stock")
     backend, fallback = get_backend(), []
     try:
-        ids = backend.search(query, limit=limit)
+        products = backend.products(query, limit=limit)
     except SearchBackendError as exc:
         logger.warning("Search backend %s failed, falling back to the database search: %s", backend.name, exc)
         fallback.append("backend_error")
         backend = DatabaseSearch()
-        ids = backend.search(query, limit=limit)
-    products = products_by_ids_in_order(ids=ids) if ids else []
+        products = backend.products(query, limit=limit)
     if not products:
         fallback.append("no_hits")
         return SearchResult(query, product_list_in_stock(limit=limit), "all_in_stock", fallback)

@@ -97,8 +97,8 @@ def search_keys_rebuild(*, batch_size: int = 1000, progress: Callable[[int], obj
             if not batch:
                 break
             for product in batch:
-                product.search_key = product.build_search_key()
-            Product.objects.bulk_update(batch, ["search_key"])
+                product.search_keys_refresh()
+            Product.objects.bulk_update(batch, Product.SEARCH_KEY_FIELDS)
         last_pk = batch[-1].pk
         count += len(batch)
         if progress:

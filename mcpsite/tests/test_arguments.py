@@ -49,6 +49,10 @@ def test_integral_floats_reach_the_tool_as_int():
         ({"other\x00": 1}, "must not contain NUL characters"),
         ({"\ud800": 1}, r"^\\ud800: must be valid Unicode"),  # the location itself stays encodable
         ({"limit": 1.5}, "limit: must be of type integer"),
+        # Deep in arrays of objects (the walk that finds them keeps no path; the refusal still names it):
+        ({"plan": {"items": [{"qty": 1}, {"qty": 2, "note": "a\x00"}]}}, r"plan.items\[1\].note: must not contain NUL"),
+        ({"ids": [1, float("nan")]}, r"ids\[1\]: must be a finite number"),
+        ({"plan": {"items": [{"qty": 1}, {"q\ud800": 2}]}}, r"plan.items\[1\].q\\ud800: must be valid Unicode"),
     ],
 )
 def test_values_no_column_can_hold_are_refused_with_their_location(arguments, message):

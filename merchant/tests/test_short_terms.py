@@ -23,7 +23,9 @@ def test_grams_are_every_short_substring_without_whitespace():
     assert gram_tokens("方眼") == "g65b9 g773c g65b9x773c"
 
 
-def test_short_terms_use_the_gram_index():
+def test_short_terms_use_the_gram_index(monkeypatch):
+    monkeypatch.setattr(search, "PROBE_ROWS", 1)  # PostgreSQL: the probe scans the first product only
+    Product.objects.create(sku="B", name="無地ノート", price_cents=100, inventory_count=1)
     Product.objects.create(sku="A", name="方眼ノート", price_cents=100, inventory_count=1)
     with CaptureQueriesContext(connection) as queries:
         assert DatabaseSearch().search("方眼", limit=20) == [Product.objects.get(sku="A").pk]
@@ -32,11 +34,12 @@ def test_short_terms_use_the_gram_index():
     assert expected in sql
 
 
-@pytest.fixture(params=["whole index", "bounded scan first"])
+@pytest.fixture(params=["whole index", "tiny cap and probe"])
 def budget(request, monkeypatch):
-    """With a tiny candidate cap and scan budget, the bounded first scan decides often, not only the index."""
-    if request.param == "bounded scan first":
-        monkeypatch.setattr(search, "SHORT_SCAN_ROWS", 4)
+    """With a tiny candidate cap and PostgreSQL's probe of four rows, the cap is reached often and the probe decides
+    often, not only the index."""
+    if request.param == "tiny cap and probe":
+        monkeypatch.setattr(search, "PROBE_ROWS", 4)
         monkeypatch.setattr(DatabaseSearch, "candidate_cap", lambda self, limit: 2)
 
 
@@ -62,7 +65,7 @@ def test_indexed_short_terms_equal_the_scan(budget, names, renamed, deleted, que
         if index < len(products):
             Product.objects.filter(pk=products[index].pk).delete()
     text = " ".join(query)
-    assert DatabaseSearch().search(text, limit=5) == DatabaseSearch(short_index=False).search(text, limit=5)
+    assert DatabaseSearch().search(text, limit=5) == DatabaseSearch(indexed=False).search(text, limit=5)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -70,14 +73,27 @@ def test_indexed_short_terms_equal_the_scan(budget, names, renamed, deleted, que
     names=st.lists(words, min_size=1, max_size=12),
     query=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), min_size=1, max_size=3),
 )
-def test_indexed_terms_of_any_length_equal_the_scan(budget, monkeypatch, names, query):
-    """Long terms too: the FTS5 trigram join (which stops at the cap) and the gram index find what a scan finds."""
+def test_indexed_terms_of_any_length_equal_the_scan(budget, names, query):
+    """Long terms and several terms too: the trigram and gram indexes (joined up to the cap on SQLite) find what a
+    scan finds."""
     Product.objects.all().delete()
     for i, name in enumerate(names):
         Product.objects.create(sku=f"P{i}", name=name, price_cents=100, inventory_count=1 if i % 5 else 0)
     text = " ".join(query)
-    indexed = DatabaseSearch().search(text, limit=5)
-    with monkeypatch.context() as scan:
-        scan.setattr(search, "sqlite_has_fts", lambda alias: False)
-        scan.setattr(search, "sqlite_has_grams", lambda alias: False)
-        assert indexed == DatabaseSearch(short_index=False).search(text, limit=5)
+    assert DatabaseSearch().search(text, limit=5) == DatabaseSearch(indexed=False).search(text, limit=5)
+
+
+def test_migrations_keep_the_search_indexes():
+    """A migration that rebuilds the product table (Django's AddField of a NOT NULL column does on SQLite) drops its
+    triggers, and the FTS5 indexes silently stop following the catalogue: every trigger must still be there (on
+    PostgreSQL, both GIN indexes)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'merchant_product'")
+            indexes = {"merchant_product_fts", "merchant_product_grams"}
+            expected = {f"{index}_{event}" for index in indexes for event in ("ai", "ad", "au")}
+        else:
+            gin = "SELECT indexname FROM pg_indexes WHERE tablename = 'merchant_product' AND indexdef LIKE '%%gin%%'"
+            cursor.execute(gin)
+            expected = {"merchant_product_search_key_trgm", "merchant_product_short_grams"}
+        assert {name for (name,) in cursor.fetchall()} == expected

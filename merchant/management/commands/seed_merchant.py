@@ -24,7 +24,7 @@ class Command(BaseCommand):
             fields = {
                 f.attname: getattr(product, f.attname) for f in Product._meta.concrete_fields if f.attname != "id"
             }
-            for auto in ("search_key", "created_at", "updated_at"):
+            for auto in (*Product.SEARCH_KEY_FIELDS, "created_at", "updated_at"):
                 fields.pop(auto)
             _obj, was_created = Product.objects.get_or_create(sku=product.sku, defaults=fields)
             created += was_created
