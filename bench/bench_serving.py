@@ -32,6 +32,9 @@ from pathlib import Path
 
 import httpx2
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import cpu_seconds, start_redis  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 CONNECTIONS = 16
@@ -75,19 +78,6 @@ def start_postgres() -> str:
     subprocess.run(as_postgres([str(pg / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "bench"]),
                    check=True)  # fmt: skip
     return f"postgres://postgres@127.0.0.1:{port}/bench"
-
-
-def start_redis() -> str:
-    port = free_port()
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
-    _cleanups.append(lambda: (proc.terminate(), proc.wait()))
-    for _ in range(50):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return f"redis://127.0.0.1:{port}/0"
-        time.sleep(0.1)
-    raise SystemExit("redis-server did not start")
 
 
 def site_env(database_url: str | None, redis_url: str | None = None) -> dict:
@@ -136,12 +126,6 @@ class Server:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=30)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wrk_with_cpu(server: Server, path: str, body: dict | None, headers: dict, seconds: int) -> tuple[float, float]:
@@ -243,7 +227,7 @@ def main() -> None:
     env = site_env(database_url)
     key = prepare(env)
     compare("PostgreSQL", env, key, args.seconds, args.rounds)
-    env = site_env(database_url, start_redis())
+    env = site_env(database_url, start_redis(_cleanups))
     scale_out(env, key, args.seconds, args.rounds)
 
 

@@ -12,6 +12,7 @@ import atexit
 import os
 import resource
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -142,6 +143,44 @@ def report(label: str, ours: list[float], baseline: list[float], baseline_label:
         flush=True,
     )
     return ratio
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def family_cpu_seconds(pid: int) -> float:
+    """CPU time so far of a process and its children: the live ones, and those it has reaped (a uvicorn
+    supervisor and its workers; a PostgreSQL postmaster and its backends)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            total += cpu_seconds(int(stat.parent.name))
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return total + sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def start_redis(cleanups: list) -> str:
+    """A private redis-server on a free loopback port, no persistence; returns its URL. Its stop is appended to
+    `cleanups`."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no"], stdout=subprocess.DEVNULL)  # fmt: skip
+    cleanups.append(lambda: (proc.terminate(), proc.wait()))
+    for _ in range(50):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.1)
+    raise SystemExit("redis-server did not start")
 
 
 def peak_rss_mib() -> float:

@@ -58,16 +58,20 @@ class AtomicDatabaseCache(DatabaseCache):
         now = connection.ops.adapt_datetimefield_value(timezone.now().replace(microsecond=0))
         # Locks the counter row (PostgreSQL) so concurrent increments queue behind this one.
         lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        # PostgreSQL: commit_without_flush_wait's setting made by the locking SELECT itself (set_config(…, true) is
+        # SET LOCAL), one round trip fewer on every call's path (bench_cinema_booking).
+        no_flush_wait = "set_config('synchronous_commit', 'off', true), " if connection.vendor == "postgresql" else ""
         queued = connection.vendor == "sqlite" and not connection.in_atomic_block
         queue = _sqlite_write_lock if queued else contextlib.nullcontext()
         with queue, transaction.atomic(using=db), connection.cursor() as cursor:
-            commit_without_flush_wait(connection)
-            cursor.execute(f"SELECT value FROM {table} WHERE cache_key = %s AND expires > %s{lock}", [made_key, now])
+            cursor.execute(
+                f"SELECT {no_flush_wait}value FROM {table} WHERE cache_key = %s AND expires > %s{lock}", [made_key, now]
+            )
             row = cursor.fetchone()
             if row is None:
                 raise ValueError(f"Key '{key}' not found")
             # Rows are written only by this cache, as in Django's own DatabaseCache.get.
-            value = pickle.loads(base64.b64decode(connection.ops.process_clob(row[0]).encode())) + delta  # noqa: S301
+            value = pickle.loads(base64.b64decode(connection.ops.process_clob(row[-1]).encode())) + delta  # noqa: S301
             stored = base64.b64encode(pickle.dumps(value, self.pickle_protocol)).decode("latin1")
             cursor.execute(f"UPDATE {table} SET value = %s WHERE cache_key = %s", [stored, made_key])
         return value

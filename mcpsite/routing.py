@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from channels.routing import ProtocolTypeRouter, URLRouter
-from django.core.asgi import get_asgi_application
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.base import BaseHandler
 from django.urls import path, re_path
 
 from .guard import RequestGuard
@@ -19,7 +22,51 @@ from .mcp.websocket import McpWebSocketConsumer
 
 logger = logging.getLogger("mcpsite")
 
-django_app = get_asgi_application()
+# Idle request threads kept for Django's later requests; more than this many concurrent requests start extra ones.
+KEPT_REQUEST_THREADS = 64
+
+
+class SyncChainASGIHandler(ASGIHandler):
+    """Django's ASGI handler with its middleware chain loaded in sync mode and run in one worker-thread hop.
+
+    Every view here is sync. Loaded in async mode (as ASGIHandler does), each of the eleven sync-capable
+    middlewares crossed from the event loop to the request's thread and back for its process_request and
+    process_response, and the view once more: py-spy on `/rpc` (bench/bench_cinema_booking.py) showed that
+    ping-pong (asgiref's SyncToAsync/AsyncToSync, MiddlewareMixin.__acall__) holding the GIL nearly three times
+    as long as the tool itself. In sync mode the chain, the view and the tool run in one thread, as under WSGI,
+    with the same middlewares in the same order.
+    """
+
+    def __init__(self):
+        BaseHandler.__init__(self)
+        self.load_middleware(is_async=False)
+        self._idle_threads: list[ThreadPoolExecutor] = []
+
+    async def __call__(self, scope, receive, send):
+        """ASGIHandler's, with the request's thread kept for later requests. Without an executor of its own,
+        asgiref's ThreadSensitiveContext started a thread for every request and another one to join it at the
+        end (py-spy: Thread.start and the executor's set-up and shutdown on the event loop, bench_cinema_booking)."""
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        # One request at a time per thread, as ThreadSensitiveContext requires: as many threads as concurrent
+        # requests, as before, of which KEPT_REQUEST_THREADS stay for later requests.
+        thread = self._idle_threads.pop() if self._idle_threads else ThreadPoolExecutor(1, "django-request")
+        try:
+            async with ThreadSensitiveContext(executor=thread):
+                await self.handle(scope, receive, send)
+        finally:
+            if len(self._idle_threads) < KEPT_REQUEST_THREADS:
+                self._idle_threads.append(thread)
+            else:  # a burst's extra threads end once their work is done
+                thread.shutdown(wait=False)
+
+    async def get_response_async(self, request):
+        # thread_sensitive: the request's own thread (ASGIHandler's ThreadSensitiveContext), where Django's
+        # request_started / request_finished also close this request's database connections.
+        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+
+
+django_app = SyncChainASGIHandler()
 
 
 async def refuse_websocket(scope, receive, send) -> None:

@@ -130,3 +130,51 @@ def test_layout_cannot_drop_sold_seats(seed_world):
     with pytest.raises(InvalidParams, match="hold reservations"):
         services.theater_set_layout(theater=seed_world["t02"], rows=5, columns=5)
     assert Seat.objects.filter(theater=seed_world["t02"]).count() == 100
+
+
+def test_reservation_numbers_count_on_past_999_in_the_days_format(seed_world):
+    """Both ways of numbering (PostgreSQL's stored function inside the INSERT, SQLite's upsert) give r<day>001…
+    and keep every digit past 999."""
+    from django.utils import timezone
+
+    day = timezone.localdate()
+    first = _book(seats=("A1",)).reservation.public_id
+    assert first == f"r{day:%Y%m%d}001"
+    ReservationDayCounter.objects.filter(day=day).update(last=999)
+    booking = _book(seats=("A2",))
+    assert booking.reservation.public_id == f"r{day:%Y%m%d}1000"
+    assert Reservation.objects.get(pk=booking.reservation.pk).public_id == booking.reservation.public_id
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_reservation_insert_takes_its_number_itself(seed_world):
+    """The section every booking of a day waits for runs from the day's counter lock to COMMIT. On PostgreSQL the
+    counter is incremented inside the reservation's INSERT (no statement of its own before it), so that section
+    is the reservation, its seats and COMMIT (bench_cinema_booking)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        _book(seats=("A1", "A2"))
+    statements = [q["sql"] for q in queries.captured_queries]
+    writes = [sql for sql in statements if sql.split()[0].upper() in {"INSERT", "UPDATE", "DELETE"}]
+    assert not any("cinema_reservationdaycounter" in sql for sql in statements)
+    assert [sql.split()[0:3] for sql in writes] == [
+        ["INSERT", "INTO", '"cinema_reservation"'],
+        ["INSERT", "INTO", '"cinema_reservedseat"'],
+    ]
+    assert "cinema_reservation_id_next" in writes[0]
+
+
+def test_a_bookings_reads_ask_for_no_ordering(seed_world):
+    """The reads every booking makes (the show, its seats twice, the taken ones) sort nothing and join nothing they
+    do not use: Seat's default ordering joined the theater (bench_cinema_booking's profile)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        _book(seats=("A1", "A2"))
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].lstrip().upper().startswith("SELECT")]
+    assert reads
+    assert not [sql for sql in reads if "ORDER BY" in sql]
+    assert not [sql for sql in reads if 'FROM "cinema_seat"' in sql and "JOIN" in sql]

@@ -35,3 +35,62 @@ async def test_mcp_request_without_lifespan_is_a_clear_503():
     body = json.loads((await http.receive_output(5))["body"])
     assert start["status"] == 503
     assert "lifespan" in body["error"]["data"]
+
+
+async def _get(app, path: str) -> dict:
+    scope = {"type": "http", "method": "GET", "path": path, "headers": [(b"host", b"testserver")],
+             "query_string": b"", "server": ("testserver", 80), "scheme": "http"}  # fmt: skip
+    http = ApplicationCommunicator(app, scope)
+    await http.send_input({"type": "http.request", "body": b"", "more_body": False})
+    start = await http.receive_output(10)
+    await http.receive_output(10)  # the body
+    await http.wait(10)  # the request's handling has ended
+    return start
+
+
+@pytest.mark.django_db
+async def test_django_requests_reuse_their_threads(monkeypatch):
+    """asgiref started two threads per Django request (the request's own, then one to join it); the handler keeps
+    the request's thread for the next request instead (bench_cinema_booking: Thread.start on the event loop)."""
+    import threading
+
+    app = Application()
+    assert (await _get(app, "/admin/login/"))["status"] == 200  # the first request makes its thread
+    started = []
+    real_start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: (started.append(thread.name), real_start(thread)))
+    for _ in range(3):
+        assert (await _get(app, "/admin/login/"))["status"] == 200
+    assert started == []
+
+
+@pytest.mark.django_db
+async def test_past_the_kept_request_threads_a_requests_thread_ends(monkeypatch):
+    from mcpsite import routing
+
+    monkeypatch.setattr(routing, "KEPT_REQUEST_THREADS", 0)
+    monkeypatch.setattr(routing.django_app, "_idle_threads", [])
+    app = Application()
+    assert (await _get(app, "/admin/login/"))["status"] == 200
+    assert routing.django_app._idle_threads == []
+
+
+@pytest.mark.django_db
+async def test_django_pages_run_the_middleware_chain_in_sync_mode_with_all_its_effects():
+    """Django's part runs its (sync-capable) middlewares in sync mode: one hop into a worker thread per request,
+    not one per middleware and phase (the ping-pong py-spy showed on `/rpc`, bench_cinema_booking). Every
+    middleware still applies: the admin's login page keeps the security, clickjacking, CSP, language and CSRF
+    effects."""
+    import inspect
+
+    from mcpsite.routing import django_app
+
+    assert not inspect.iscoroutinefunction(django_app._middleware_chain)
+    start = await _get(Application(), "/admin/login/")
+    headers = {name.decode().lower(): value.decode() for name, value in start["headers"]}
+    assert start["status"] == 200
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert "content-security-policy" in headers
+    assert headers["content-language"]
+    assert "csrftoken=" in headers["set-cookie"]
