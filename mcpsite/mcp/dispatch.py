@@ -140,6 +140,7 @@ def _check_values(value: Any, path: list) -> bool:
     keys_seen: set[str] = set()  # objects in an array repeat their keys: each is checked once
     while pending:
         container = pending.pop()
+        items: Iterable[Any]
         if type(container) is dict:
             for key in container:
                 if key not in keys_seen:
