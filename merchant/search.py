@@ -96,9 +96,9 @@ class Contains(Func):
         return self.as_sql(compiler, connection, template="(strpos(%(expressions)s) > 0)::int", **extra)
 
 
-# A candidate row: (id, folded name, terms matched, then the rest of Product.LISTED_FIELDS). The listed fields come
-# with the candidates so the products found are built from them: loading the 20 in a second query was a third of a
-# search (profiled with bench_merchant).
+# A candidate row: (id, folded name, terms matched, then the rest of Product.LISTED_FIELDS but `active`). The listed
+# fields come with the candidates so the products found are built from them: loading the 20 in a second query was a
+# third of a search (profiled with bench_merchant).
 Row = tuple
 # `active` is not read: every candidate is active (the in-stock filter), and SQLite would return it as an integer.
 ROW_FIELDS = ("id", "name_key", "matched", *(f for f in Product.LISTED_FIELDS if f not in ("id", "active")))
@@ -181,8 +181,8 @@ class DatabaseSearch:
         return list(rows.order_by("-matched", "id").values_list(*ROW_FIELDS)[:cap])
 
     def _holding(self, terms: list[str], *, every: bool, cap: int, matched: int) -> list[Row]:
-        """(id, name key, `matched`) of the active in-stock rows whose key holds every (or any) term, in id order,
-        at most `cap`."""
+        """The candidate rows (id, name key, `matched`, the listed fields) of the active in-stock products whose key
+        holds every (or any) term, in id order, at most `cap`."""
         if self.indexed and connection.vendor == "sqlite":
             fts = self._sqlite_index(terms, every=every)
             if fts is not None:
