@@ -193,7 +193,7 @@ def test_cancelling_resolve_points_over_http_stops_further_upstream_requests(sit
                 while len(received) < UPSTREAM_CONCURRENCY:  # every upstream worker is held, none is about to send
                     await anyio.sleep(0.05)
             scope.cancel()  # the client sends notifications/cancelled
-            await anyio.sleep(1)  # for it to reach the server (were it late, more requests would arrive: a failure)
+            await anyio.sleep(3)  # for it to reach the server (were it late, more requests would arrive: a failure)
             in_flight = len(received)
             _Galuchat.open.set()
         return in_flight
