@@ -202,11 +202,8 @@ def _check_located(value: Any, path: list) -> bool:
 def _check_text(text: str, path: list) -> None:
     if "\x00" in text:
         raise _refuse(path, "must not contain NUL characters")
-    if not text.isascii():
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            raise _refuse(path, "must be valid Unicode (no lone surrogates)") from None
+    if not (text.isascii() or _encodable(text)):
+        raise _refuse(path, "must be valid Unicode (no lone surrogates)")
 
 
 def _set_at(container: Any, path, value: Any) -> None:
