@@ -1,8 +1,10 @@
 """Product search behind one interface: Meilisearch when `MEILISEARCH_URL` is set, else the database.
 
-A backend turns a query into product ids, best first; `selectors.product_search` loads the rows
-and applies the seed's fallbacks. Only the Meilisearch backend can fail for reasons outside the
-project (down, 500, slow); it raises `SearchBackendError` and the selector falls back.
+A backend turns a query into products, best first (`search` gives their ids); `selectors.product_search` applies
+the seed's fallbacks. The database backend builds the products from its candidate rows; Meilisearch's ids are
+loaded from the database (`products_in_order`), so stock and prices are always current. Only the Meilisearch backend
+can fail for reasons outside the project (down, 500, slow); it raises `SearchBackendError` and the selector falls
+back.
 """
 
 from __future__ import annotations
