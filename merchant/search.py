@@ -14,21 +14,16 @@ from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import BooleanField, F, Func, IntegerField, Q, Subquery, Value
+from django.db.models import BooleanField, F, Func, IntegerField, Q, Value
 from django.db.models.expressions import RawSQL
 from rapidfuzz import fuzz
 
 from .models import Product
 from .search_backend import SearchBackend
-from .search_keys import SHORT_GRAM, gram_token, query_terms
+from .search_keys import TRIGRAM, gram_token, query_terms, term_grams
+from .search_postgresql import Candidates
 
 logger = logging.getLogger(__name__)
-
-# The trigram tokenizer matches terms of three characters or more; shorter ones go through the gram index.
-TRIGRAM = 3
-# PostgreSQL: a lone short term is first looked for in the first this-many products (a bounded scan): enough for a
-# term on 2% of them to fill a candidate cap of 100; rarer ones go through the gram index (_postgresql_short).
-PROBE_ROWS = 5000
 
 
 class FtsMatch(NamedTuple):
@@ -74,10 +69,8 @@ def _fts_phrase(term: str) -> str:
 
 
 def _gram_query(term: str) -> str:
-    """The gram-index query a key holding `term` must match: every 2-character gram of it (the term itself when
-    shorter). Necessary, not sufficient (the grams may lie apart): `contains` decides."""
-    grams = [term[i : i + SHORT_GRAM] for i in range(len(term) - SHORT_GRAM + 1)] or [term]
-    return " AND ".join(dict.fromkeys(map(gram_token, grams)))
+    """The gram-index query a key holding `term` must match (`term_grams`); `contains` then decides."""
+    return " AND ".join(map(gram_token, term_grams(term)))
 
 
 class Contains(Func):
@@ -124,7 +117,9 @@ class DatabaseSearch:
 
     Indexes: terms of 3+ characters through the trigram index (FTS5 on SQLite, pg_trgm GIN on PostgreSQL); shorter
     ones through the gram index of every 1- and 2-character substring (migration 0002). On SQLite both are FTS5
-    tables joined in rowid (= id) order, so a query reads its matches only up to the cap. With `indexed=False`
+    tables joined in rowid (= id) order, so a query reads its matches only up to the cap. On PostgreSQL, whose GIN
+    indexes give matches in no order, `search_postgresql.Candidates` chooses between a walk in id order and the
+    index (in windows of ids) from ANALYZE's statistics of the gram index. With `indexed=False`
     every term is looked for by a scan: the slow path the indexes must equal (property-tested).
     """
 
@@ -192,27 +187,8 @@ class DatabaseSearch:
                 exact = fts.table == "merchant_product_fts"
                 return self._sqlite_joined(fts, [] if exact else terms, every=every, cap=cap, matched=matched)
         elif self.indexed and connection.vendor == "postgresql":
-            if len(terms) == 1 and len(terms[0]) < TRIGRAM:
-                return self._postgresql_short(terms[0], cap=cap, matched=matched)
-            return self._in_stock(self._condition(terms, every=every), matched, cap)
+            return Candidates(terms, every=every, cap=cap, matched=matched, columns=_LISTED_COLUMNS).rows()
         return self._in_stock(self._contains(terms, every=every), matched, cap)
-
-    def _postgresql_short(self, term: str, *, cap: int, matched: int) -> list[Row]:
-        """PostgreSQL, one term of one or two characters: the gram index finds its matches in no order, and ordering
-        a common term's matches by id reads them all (16,000 for 抹茶: 48 against under 1 ms, EXPLAIN ANALYZE). So
-        the first PROBE_ROWS products are scanned first, where a common term fills the cap with the rows the
-        index would give; only a rarer term goes through the gram index."""
-        first = self._contains([term], every=True) & Q(id__lte=self._last_of_first_rows())
-        rows = self._in_stock(first, matched, cap)
-        if len(rows) < cap:
-            rows = self._in_stock(self._condition([term], every=True), matched, cap)
-        return rows
-
-    def _last_of_first_rows(self) -> Subquery:
-        """The id of the PROBE_ROWS-th product in id order (NULL when there are fewer, so `id <=` it matches
-        nothing): in-stock or not, so it is read from the primary key alone. A bound on the key, not
-        `id IN (first rows)`: the scan still stops at the cap, where the IN list had to be built first."""
-        return Subquery(Product.objects.order_by("id").values("id")[PROBE_ROWS - 1 : PROBE_ROWS])
 
     def _in_stock(self, condition: Q, matched: int | None = None, cap: int | None = None):
         rows = Product.objects.in_stock().filter(condition)

@@ -25,12 +25,20 @@ def query_terms(query: str, *, max_terms: int = 10) -> list[str]:
 # substring of a key (without whitespace: terms never hold any) is indexed instead: an FTS5 table of
 # these grams on SQLite, a GIN expression index over the same grams on PostgreSQL (migration 0002).
 SHORT_GRAM = 2
+# The trigram indexes (SQLite FTS5's tokenizer, pg_trgm) match terms of three characters or more.
+TRIGRAM = 3
 
 
 def short_grams(key: str) -> list[str]:
     """The distinct 1- and 2-character substrings of a search key that hold no whitespace, in order."""
     grams = dict.fromkeys(key[i : i + n] for n in (1, SHORT_GRAM) for i in range(len(key) - n + 1))
     return [g for g in grams if not any(ch.isspace() for ch in g)]
+
+
+def term_grams(term: str) -> list[str]:
+    """The grams every key holding `term` holds: its distinct 2-character substrings (the term itself when shorter).
+    Necessary, not sufficient: they may lie apart in the key."""
+    return list(dict.fromkeys(term[i : i + SHORT_GRAM] for i in range(len(term) - SHORT_GRAM + 1))) or [term]
 
 
 def gram_token(gram: str) -> str:

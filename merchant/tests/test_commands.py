@@ -2,6 +2,7 @@
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from merchant.models import Product
 from merchant.selectors import product_search
@@ -25,3 +26,18 @@ def test_seed_is_idempotent_and_scales(capsys):
 def test_database_rebuild_without_meilisearch(capsys, catalogue):
     call_command("search_index", "rebuild", verbosity=0)
     assert f"Indexed {len(catalogue)} products into the database search index" in capsys.readouterr().out
+
+
+@pytest.mark.postgres
+def test_bulk_seed_leaves_postgresql_ready_to_search():
+    """The statistics that choose each search's read are gathered, and no GIN entry is left pending (a search reads
+    every pending one)."""
+    call_command("seed_merchant", "--scale", "300", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'merchant_product_short_grams'")
+        assert cursor.fetchone()[0] == 1
+        cursor.execute(
+            "SELECT gin_clean_pending_list('merchant_product_search_key_trgm'::regclass), "
+            "gin_clean_pending_list('merchant_product_short_grams'::regclass)"
+        )
+        assert cursor.fetchone() == (0, 0)

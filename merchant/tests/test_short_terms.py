@@ -6,10 +6,11 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from merchant import search
+from merchant import search_postgresql
 from merchant.models import Product
 from merchant.search import DatabaseSearch
 from merchant.search_keys import gram_tokens, short_grams
+from merchant.search_postgresql import Candidates, GramStatistics
 
 pytestmark = pytest.mark.django_db
 
@@ -23,8 +24,7 @@ def test_grams_are_every_short_substring_without_whitespace():
     assert gram_tokens("方眼") == "g65b9 g773c g65b9x773c"
 
 
-def test_short_terms_use_the_gram_index(monkeypatch):
-    monkeypatch.setattr(search, "PROBE_ROWS", 1)  # PostgreSQL: the probe scans the first product only
+def test_short_terms_use_the_gram_index():
     Product.objects.create(sku="B", name="無地ノート", price_cents=100, inventory_count=1)
     Product.objects.create(sku="A", name="方眼ノート", price_cents=100, inventory_count=1)
     with CaptureQueriesContext(connection) as queries:
@@ -34,12 +34,10 @@ def test_short_terms_use_the_gram_index(monkeypatch):
     assert expected in sql
 
 
-@pytest.fixture(params=["whole index", "tiny cap and probe"])
+@pytest.fixture(params=["whole index", "tiny cap"])
 def budget(request, monkeypatch):
-    """With a tiny candidate cap and PostgreSQL's probe of four rows, the cap is reached often and the probe decides
-    often, not only the index."""
-    if request.param == "tiny cap and probe":
-        monkeypatch.setattr(search, "PROBE_ROWS", 4)
+    """With a tiny candidate cap, the cap is reached often, not only the index's end."""
+    if request.param == "tiny cap":
         monkeypatch.setattr(DatabaseSearch, "candidate_cap", lambda self, limit: 2)
 
 
@@ -81,6 +79,75 @@ def test_indexed_terms_of_any_length_equal_the_scan(budget, names, query):
         Product.objects.create(sku=f"P{i}", name=name, price_cents=100, inventory_count=1 if i % 5 else 0)
     text = " ".join(query)
     assert DatabaseSearch().search(text, limit=5) == DatabaseSearch(indexed=False).search(text, limit=5)
+
+
+def _catalogue_statistics() -> GramStatistics:
+    """Statistics that make every gram common, over the catalogue as it is now (its count and ids)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0) FROM merchant_product")
+        total, first_id, last_id = cursor.fetchone()
+    return GramStatistics(max(total, 1), first_id, last_id, {"-": 1.0}, 0.5)
+
+
+@pytest.fixture(params=["walk", "windows", "index", "walk too short", "index read stopped"])
+def postgresql_read(request, monkeypatch):
+    """Each of PostgreSQL's reads, and each fallback: a walk that stops before the cap (the index answers), a read of
+    every match that stops at its bound (the walk answers). Windows of two ids, so several are read."""
+    read = {"walk too short": "walk", "index read stopped": "index"}.get(request.param, request.param)
+    monkeypatch.setattr(search_postgresql, "gram_statistics", _catalogue_statistics)
+    monkeypatch.setattr(Candidates, "_plan", lambda self, statistics, estimate: (read, 2))
+    monkeypatch.setattr(DatabaseSearch, "candidate_cap", lambda self, limit: 2)
+    if request.param == "walk too short":
+        monkeypatch.setattr(search_postgresql, "WALK_MARGIN", 0.001)
+    if request.param == "index read stopped":
+        monkeypatch.setattr(search_postgresql, "INDEX_READ_MARGIN", 0.001)
+        monkeypatch.setattr(search_postgresql, "INDEX_READ_MIN", 1)
+
+
+@pytest.mark.postgres
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    names=st.lists(words, min_size=1, max_size=12),
+    query=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), min_size=1, max_size=3),
+)
+def test_each_postgresql_read_equals_the_scan(postgresql_read, names, query):
+    """Whichever read the statistics choose, and whichever answers past a bound, the candidates are the scan's."""
+    Product.objects.all().delete()
+    for i, name in enumerate(names):
+        Product.objects.create(sku=f"P{i}", name=name, price_cents=100, inventory_count=1 if i % 5 else 0)
+    text = " ".join(query)
+    assert DatabaseSearch().search(text, limit=5) == DatabaseSearch(indexed=False).search(text, limit=5)
+
+
+@pytest.mark.postgres
+def test_postgresql_reads_follow_the_statistics(monkeypatch):
+    """After ANALYZE, a common term is walked in id order and a rare one read through the gram index; the walk never
+    computes the gram array (0.4 ms a row), which migration 0005 prices so no plan does."""
+    monkeypatch.setattr(search_postgresql, "_statistics", {})
+    Product.objects.bulk_create(
+        Product(sku=f"M{i}", name=f"抹茶ラテ {i}", search_key=f"抹茶らて {i}", price_cents=100, inventory_count=1)
+        for i in range(300)
+    )
+    Product.objects.create(sku="H", name="方眼ノート", price_cents=100, inventory_count=1)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE merchant_product")
+        cursor.execute("SELECT procost FROM pg_proc WHERE proname = 'merchant_short_grams'")
+        assert cursor.fetchone()[0] == 100_000
+    statistics = search_postgresql.gram_statistics()
+    assert statistics.total == 301 and statistics.share("抹茶") == pytest.approx(300 / 301, abs=0.01)
+
+    def read(term):
+        candidates = Candidates([term], every=True, cap=100, matched=1, columns="p.sku")
+        return candidates._plan(statistics, statistics.matches([term], every=True))[0]
+
+    assert (read("抹茶"), read("方眼")) == ("walk", "index")
+    with CaptureQueriesContext(connection) as queries:
+        found = DatabaseSearch().search("抹茶", limit=20)
+    assert len(found) == 20 and "merchant_short_grams" not in queries[-1]["sql"]
+    notebook = Product.objects.get(sku="H").pk
+    with CaptureQueriesContext(connection) as queries:
+        assert DatabaseSearch().search("方眼", limit=20) == [notebook]
+    assert "merchant_short_grams" in queries[-1]["sql"]
 
 
 def test_migrations_keep_the_search_indexes():

@@ -4,9 +4,10 @@ from itertools import islice
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
-from django.db import connection, transaction
+from django.db import transaction
 from tqdm import tqdm
 
+from merchant import services
 from merchant.catalog import SEED_PRODUCTS, seed_products, synthetic_products
 from merchant.models import Product
 
@@ -40,11 +41,6 @@ class Command(BaseCommand):
                     bar.update(len(batch))
             after = Product.objects.filter(sku__startswith="GEN-").count()
             self.stdout.write(f"Generated products: {after - before} created, {after} in total")
-            if connection.vendor == "postgresql":
-                # The planner chooses between the search's GIN indexes and the primary key by the table's
-                # statistics; until autovacuum gathers them after a bulk load, its guesses cost 10-20x
-                # (bench_merchant on a freshly seeded database: 抹茶 80 ms, 7 ms once analysed, under the same load).
-                with connection.cursor() as cursor:
-                    cursor.execute(f"ANALYZE {Product._meta.db_table}")
+            services.search_statistics_refresh()
             if settings.MEILISEARCH_URL:
                 self.stdout.write("Bulk rows skip the on-commit sync: run `manage.py search_index rebuild`.")
