@@ -375,6 +375,8 @@ AXES_FAILURE_LIMIT = int(env_raw("AXES_FAILURE_LIMIT", 5))
 AXES_COOLOFF_TIME = timedelta(minutes=int(env_raw("AXES_COOLOFF_MINUTES", 15)))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# Lockouts and failed logins are still logged (WARNING); not the INFO banner axes prints when every process starts.
+AXES_VERBOSE = False
 # The client address is REMOTE_ADDR: behind a proxy, uvicorn's --proxy-headers/--forwarded-allow-ips set it.
 
 LOGGING = {

@@ -56,3 +56,14 @@ def test_an_unknown_database_url_is_refused_with_the_accepted_forms():
     last = shown.stderr.strip().splitlines()[-1]
     assert last.startswith("django.core.exceptions.ImproperlyConfigured: DATABASE_URL scheme 'mongodb'")
     assert "sqlite:///path" in last and "postgres://" in last
+
+
+def test_commands_print_only_their_own_output():
+    """A management command writes what it reports and nothing else: no start-up banner from an app (axes
+    printed one INFO line per process), so scripts and cron mail see the command's output alone."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "mcpsite.settings", "LOG_LEVEL": "INFO"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "System check identified no issues (0 silenced)."
+    assert result.stderr == ""
