@@ -62,9 +62,10 @@ class RecentKeys:
 
     The lookup was a query and a hop to a worker thread on every request (bench/bench_serving.py). A key revoked,
     deactivated or narrowed by another process (or by a queryset `update`, which sends no signal) keeps working here
-    for at most MCP_API_KEY_CACHE_SECONDS; a change saved or deleted through the ORM in this process (the admin's
-    change form, `key.save()`, deleting the owner) empties the cache at once. Only successes are kept, so a new key
-    works at once and an unknown one is looked up every time.
+    for at most MCP_API_KEY_CACHE_SECONDS; a key or user saved or deleted through the ORM in this process (the
+    admin's change form, `key.save()`, deleting the owner) is forgotten at once — that key, or that user's keys, not
+    the others (a staff login saves its user). Only successes are kept, so a new key works at once and an unknown
+    one is looked up every time.
     """
 
     MAX_KEYS = 10_000
@@ -86,15 +87,23 @@ class RecentKeys:
                 self._keys.clear()
             self._keys[api_key.digest] = (api_key, self.clock())
 
-    def clear(self, **_signal) -> None:
+    def forget(self, instance, **_signal) -> None:
+        """Drop the saved or deleted ApiKey, or every key of the saved or deleted user."""
+        by_key = isinstance(instance, ApiKey)
+        with self._lock:
+            for digest, (api_key, _) in list(self._keys.items()):
+                if (api_key.pk if by_key else api_key.owner_id) == instance.pk:
+                    del self._keys[digest]
+
+    def clear(self) -> None:
         with self._lock:
             self._keys.clear()
 
 
 recent_keys = RecentKeys()
 for _model in (ApiKey, get_user_model()):
-    post_save.connect(recent_keys.clear, sender=_model, dispatch_uid=f"recent_keys_save_{_model._meta.label}")
-    post_delete.connect(recent_keys.clear, sender=_model, dispatch_uid=f"recent_keys_delete_{_model._meta.label}")
+    post_save.connect(recent_keys.forget, sender=_model, dispatch_uid=f"recent_keys_save_{_model._meta.label}")
+    post_delete.connect(recent_keys.forget, sender=_model, dispatch_uid=f"recent_keys_delete_{_model._meta.label}")
 
 
 async def api_key_from_scope(scope) -> ApiKey | None:

@@ -165,6 +165,27 @@ async def test_a_key_changed_in_this_process_is_refused_at_once(api_key, key_clo
         await api_key_from_scope(_scope(raw))
 
 
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_saving_another_user_keeps_the_cached_keys(api_key, make_api_key, key_clock, monkeypatch):
+    """A staff login saves its user (last_login): the keys of other users stay cached, that user's are forgotten."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import update_last_login
+
+    _key, raw = api_key
+    someone = await sync_to_async(get_user_model().objects.create_user)("someone-else", password="x" * 12)
+    other, other_raw = await sync_to_async(make_api_key)(name="other", owner=someone)
+    lookups = []
+    look_up = auth._authenticate_in_worker
+    monkeypatch.setattr(auth, "_authenticate_in_worker", lambda **kw: lookups.append(1) or look_up(**kw))
+    for raw_key in (raw, other_raw):
+        await api_key_from_scope(_scope(raw_key))
+    await sync_to_async(update_last_login)(None, other.owner)
+    for raw_key in (raw, other_raw):
+        await api_key_from_scope(_scope(raw_key))
+    assert len(lookups) == 3  # both once, then only the saved user's key again
+
+
 def _scope(raw_key: str) -> dict:
     return {"type": "http", "headers": [(b"authorization", f"Bearer {raw_key}".encode())]}
 
