@@ -344,6 +344,9 @@ def theater_set_layout(
         Seat.objects.filter(theater=theater, label__in=blocked).update(blocked=True)
         theater.rows, theater.columns = rows, columns
         theater.save(update_fields=["rows", "columns"])
+        # The seat map of every show still to come here changed with the layout (seats added, removed, blocked).
+        for schedule in theater.schedules.filter(date__gte=timezone.localdate()).only("public_id"):
+            _seat_map_changed_on_commit(schedule)
     return theater
 
 

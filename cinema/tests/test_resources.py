@@ -12,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference, ResourceTemplateReference
 
 from cinema import services
-from cinema.models import Reservation
+from cinema.models import Reservation, Schedule
 from cinema.resources import SEAT_MAP
 from mcpsite.mcp import subscriptions
 
@@ -173,6 +173,24 @@ def test_subscribers_hear_of_a_seat_sold_and_freed_by_another_caller(mcp_run, se
     assert updates == [SEATS_S001, SEATS_S001]
     assert after_sale["reserved_count"] == 1 and after_cancel["reserved_count"] == 0
     assert subscriptions.hub.count(SEATS_S001) == 0  # the session ended, and its subscription with it
+
+
+def test_a_layout_change_reaches_the_subscribers_of_the_shows_to_come(mcp_run, seed_world):
+    """Blocking a seat (the admin's layout builder) changes the seat map of every show to come in that theater."""
+    updates: list[str] = []
+    theater = Schedule.objects.select_related("theater").get(public_id="s001").theater
+
+    def block_a1():
+        services.theater_set_layout(theater=theater, rows=theater.rows, columns=theater.columns, blocked={"A1"})
+
+    async def fn(client, wait_for_update):
+        await wait_for_update(block_a1)
+        return json.loads(_text(await client.read_resource(SEATS_S001)))
+
+    scenario, handler = _subscribed(fn, updates=updates)
+    seat_map = mcp_run(scenario, message_handler=handler)
+    assert updates == [SEATS_S001]
+    assert {s["seat_id"]: s["status"] for s in seat_map["seats"]}["A1"] == "blocked"
 
 
 def test_other_shows_and_unsubscribed_sessions_hear_nothing(mcp_run, seed_world):

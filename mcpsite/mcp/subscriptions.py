@@ -10,6 +10,8 @@ the seed JSON-RPC endpoint, the admin. So `publish` goes through the database ev
   subscribers.
 
 Delivery is best effort, as MCP's notifications are: a session that is gone is dropped on the first failed send.
+A listener that lost its connection announces every subscribed resource once it is back, since the updates of the
+gap were not heard.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ class Hub:
             subscribers.pop(key, None)
             if not subscribers:
                 self._subscribers.pop(uri, None)
+
+    def uris(self) -> list[str]:
+        with self._lock:
+            return list(self._subscribers)
 
     def count(self, uri: str) -> int:
         with self._lock:
@@ -125,11 +131,17 @@ class Listener:
 
         # Django's cursor class and adapters are for its own connections; this one only LISTENs.
         params = {k: v for k, v in params.items() if k not in ("cursor_factory", "context")}
+        reconnecting = False
         while not self._stop.is_set():
             try:
                 with psycopg.connect(**params, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self.listening.set()
+                    if reconnecting:
+                        # What was committed while the connection was down went unheard: any subscribed resource
+                        # may have changed, so each is announced once (a client re-reads; none misses a change).
+                        for uri in hub.uris():
+                            hub.deliver(uri)
                     while not self._stop.is_set():
                         for notify in conn.notifies(timeout=POLL_SECONDS):
                             hub.deliver(notify.payload)
@@ -137,6 +149,7 @@ class Listener:
                 logger.exception("Resource update listener lost its connection; reconnecting")
             finally:
                 self.listening.clear()
+            reconnecting = True
             self._stop.wait(RECONNECT_SECONDS)
 
 
