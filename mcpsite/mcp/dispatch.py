@@ -262,11 +262,12 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         logger.exception("Tool %s failed (request %s)", spec_name, ctx.request_id)
         raise InternalError(data={"request_id": ctx.request_id}) from None
     finally:
-        _audit(ctx, spec_name, outcome, error_code, started)
+        audit(ctx, spec_name, outcome, error_code, started)
 
 
-def _audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float) -> None:
-    # Names, codes and timings only: arguments may hold passwords and are never stored.
+def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float) -> None:
+    """Record one call of `tool` (or a resource read) that began at perf_counter() `started`. Call it from a
+    worker thread: it may write. Names, codes and timings only: arguments may hold passwords and are never stored."""
     row = ToolCall(
         **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
         transport=ctx.transport,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,12 +19,15 @@ import mcp_types as types
 from django.conf import settings
 from mcp.shared.exceptions import MCPError
 
-from mcpsite.core.errors import ApplicationError, ScopeDenied
+from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
+from mcpsite.models import ToolCall
 
 from . import dispatch, prompts, resources, subscriptions
 from .completion import completion_run
 from .registry import CallContext
-from .wire import INVALID_PARAMS, jsonrpc_code
+from .wire import INTERNAL_ERROR, INVALID_PARAMS, jsonrpc_code
+
+logger = logging.getLogger("mcpsite.mcp")
 
 # MCP's code for a resource that does not exist (spec: server/resources, "Error Handling").
 RESOURCE_NOT_FOUND = -32002
@@ -83,28 +88,50 @@ def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Re
     return entries
 
 
-def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
-    not_found = MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": uri})
+def _resource_not_found(uri: str) -> MCPError:
+    return MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": uri})
+
+
+def _resource_at(uri: str):
+    """(spec, variables) of the resource at `uri`, whoever asks."""
     found = resources.find(uri)
     if found is None:
-        raise not_found
-    spec, variables = found
-    _check_group(spec.group, call_ctx, groups, not_found)
+        raise _resource_not_found(uri)
+    return found
+
+
+def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
+    spec, variables = _resource_at(uri)
+    _check_group(spec.group, call_ctx, groups, _resource_not_found(uri))
     return spec, variables
 
 
-def _read(spec, variables: dict[str, str], call_ctx: CallContext) -> str:
-    if isinstance(spec, resources.TemplateSpec):
-        return spec.read(variables, call_ctx)
-    return spec.read(call_ctx)
-
-
-async def _read_in_worker(spec, variables: dict[str, str], call_ctx: CallContext) -> str:
-    """The resource's text, read in a worker thread; an application error becomes the MCP error clients expect."""
+def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[str, str]:
+    """(MIME type, text) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
+    `resources/read <name>`, or `resources/read` for a URI that names none): a read can hold what a tool would
+    return (a balance sheet, a seat map), so staff see who read what, when, and how it ended."""
+    started = time.perf_counter()
+    tool, outcome, error_code = "resources/read", ToolCall.Outcome.OK, ""
     try:
-        return await dispatch.in_worker_thread(_read)(spec, variables, call_ctx)
+        spec, variables = _resource_at(uri)
+        tool = f"resources/read {spec.name}"
+        _check_group(spec.group, call_ctx, groups, _resource_not_found(uri))
+        if isinstance(spec, resources.TemplateSpec):
+            return spec.mime_type, spec.read(variables, call_ctx)
+        return spec.mime_type, spec.read(call_ctx)
+    except MCPError as exc:  # no such resource here, or one the key's scopes refuse
+        denied = exc.error.code != RESOURCE_NOT_FOUND
+        outcome, error_code = ToolCall.Outcome.DENIED if denied else ToolCall.Outcome.ERROR, str(exc.error.code)
+        raise
     except ApplicationError as exc:
+        outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
         raise _protocol_error(exc) from None
+    except Exception:
+        outcome, error_code = ToolCall.Outcome.INTERNAL, str(INTERNAL_ERROR)
+        logger.exception("Resource %s failed (request %s)", uri, call_ctx.request_id)
+        raise _protocol_error(InternalError(data={"request_id": call_ctx.request_id})) from None
+    finally:
+        dispatch.audit(call_ctx, tool, outcome, error_code, started)
 
 
 def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) -> dict[str, Any]:
@@ -136,18 +163,17 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = context_for(ctx)
-        spec, variables = _find_resource(params.uri, call_ctx, groups)
-        text = await _read_in_worker(spec, variables, call_ctx)
-        contents = types.TextResourceContents(uri=params.uri, mime_type=spec.mime_type, text=text)
+        mime_type, text = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
+        contents = types.TextResourceContents(uri=params.uri, mime_type=mime_type, text=text)
         return types.ReadResourceResult(contents=[contents])
 
     async def on_subscribe_resource(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         call_ctx, groups = context_for(ctx)
-        spec, variables = _find_resource(params.uri, call_ctx, groups)
+        spec, _variables = _find_resource(params.uri, call_ctx, groups)
         if not getattr(spec, "subscribable", False):
             raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
-        # Refuse a subscription to what does not exist (an unknown show).
-        await _read_in_worker(spec, variables, call_ctx)
+        # Refuse a subscription to what does not exist (an unknown show): read it once (audited as a read).
+        await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
         await dispatch.in_worker_thread(subscriptions.listener.ensure_started)()
         # One ServerSession is built per request; the connection behind it is the session's (private in mcp 2.3).
         connection = ctx.session._connection

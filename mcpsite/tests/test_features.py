@@ -208,3 +208,26 @@ def test_resource_templates_complete_only_their_own_variables():
         resources.resource_template(
             uri_template="mcpsite://cinema/x/{a}", name="x", group="cinema", description="x", complete={"b": None}
         )(lambda variables, ctx: "")
+
+
+def test_resource_reads_are_audited_as_tool_calls_are(mcp_run, make_api_key, settings):
+    """A read can hold what a tool returns (the chart of accounts, a balance sheet): staff see who read which
+    resource and how it ended, read, refused by the key's scopes, or not found; never what was read."""
+    from mcpsite.models import ToolCall
+
+    settings.MCP_AUDIT_FLUSH_SECONDS = 0  # written as each read ends
+    key, _raw = make_api_key(scopes=["ledger"])
+
+    async def scenario(client):
+        await client.read_resource("mcpsite://ledger/accounts")
+        for uri in ("mcpsite://cinema/movies", "mcpsite://ledger/nothing-here"):
+            with pytest.raises(MCPError):
+                await client.read_resource(uri)
+
+    mcp_run(scenario, api_key=key)
+    rows = list(ToolCall.objects.order_by("pk").values_list("api_key", "tool", "outcome", "error_code"))
+    assert rows == [
+        (key.pk, "resources/read chart-of-accounts", "ok", ""),
+        (key.pk, "resources/read movies", "denied", "403"),
+        (key.pk, "resources/read", "error", str(RESOURCE_NOT_FOUND)),
+    ]
