@@ -9,6 +9,8 @@ class CinemaConfig(AppConfig):
     mcp_tool_group = "cinema"
     # What a staff member needs in the admin to give an API key this scope (docs/security.md).
     mcp_scope_permissions = ("cinema.view_schedule", "cinema.add_reservation", "cinema.change_reservation")
+    # Fields staff may never filter on (mcpsite/admin_security.py).
+    secret_fields = {"cinema.reservation": {"password_hash"}}
 
     def ready(self) -> None:
         # Registers the system check and the MCP tools, resources and prompts.

@@ -7,28 +7,37 @@ the rules.
 
 from __future__ import annotations
 
+import functools
+
+from django.apps import apps
 from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
 
 from .core.scopes import scope_permissions
 
-# Fields whose values are secrets (hashes, digests, tokens, URLs with credentials). Staff never see them, and a
-# changelist filter on them would give them away anyway: `?password_hash__gte=…` answers "is the hash after …",
-# so a view-only user could binary-search any value one request at a time.
-SECRET_FIELDS: dict[str, frozenset[str]] = {
-    "auth.user": frozenset({"password"}),
-    "cinema.reservation": frozenset({"password_hash"}),
-    "mcpsite.apikey": frozenset({"digest"}),
-    "mcpsite_oauth.authorizedclient": frozenset({"client_secret"}),
-    "mcpsite_oauth.livetoken": frozenset({"token", "token_checksum"}),
-    "reminders.profile": frozenset({"webhook_url", "feed_token"}),
-}
-# Refused wherever they appear in a lookup path, so a relation (`owner__password__gte`) cannot reach them either.
-SECRET_FIELD_NAMES = frozenset().union(*SECRET_FIELDS.values())
+
+@functools.cache
+def secret_fields() -> dict[str, frozenset[str]]:
+    """{model label: names} of the fields whose values are secrets (hashes, digests, tokens, URLs with credentials),
+    as each app declares its own (`AppConfig.secret_fields`). Staff never see them, and a changelist filter on them
+    would give them away anyway: `?password_hash__gte=…` answers "is the hash after …", so a view-only user could
+    binary-search any value one request at a time."""
+    declared: dict[str, frozenset[str]] = {}
+    for config in apps.get_app_configs():
+        for label, names in getattr(config, "secret_fields", {}).items():
+            declared[label] = declared.get(label, frozenset()) | frozenset(names)
+    return declared
+
+
+@functools.cache
+def _secret_field_names() -> frozenset[str]:
+    return frozenset().union(*secret_fields().values())
 
 
 def lookup_touches_secret(lookup: str) -> bool:
-    return not SECRET_FIELD_NAMES.isdisjoint(lookup.split(LOOKUP_SEP))
+    """Refused wherever a secret's name appears in a lookup path, so a relation (`owner__password__gte`) cannot
+    reach it either."""
+    return not _secret_field_names().isdisjoint(lookup.split(LOOKUP_SEP))
 
 
 def grantable_scopes(user) -> set[str]:

@@ -8,6 +8,8 @@ class McpsiteConfig(AppConfig):
     default = True  # this module also holds the AppConfigs of two third-party apps (below)
     name = "mcpsite"
     verbose_name = _("MCP platform")
+    # Fields staff may never filter on (mcpsite/admin_security.py); the platform declares Django's user password too.
+    secret_fields = {"auth.user": {"password"}, "mcpsite.apikey": {"digest"}}
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers system checks)

@@ -9,6 +9,8 @@ class RemindersConfig(AppConfig):
     mcp_tool_group = "reminders"
     # What a staff member needs in the admin to give an API key this scope (docs/security.md).
     mcp_scope_permissions = ("reminders.add_event", "reminders.add_message", "reminders.add_reminder")
+    # Fields staff may never filter on (mcpsite/admin_security.py).
+    secret_fields = {"reminders.profile": {"webhook_url", "feed_token"}}
 
     def ready(self) -> None:
         # Registers the system checks and the MCP tools, resources and prompts.

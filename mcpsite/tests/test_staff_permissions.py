@@ -15,7 +15,7 @@ from ledger import seeding
 from ledger import services as ledger_services
 from ledger.models import Account, JournalEntry
 from ledger.services import LineInput
-from mcpsite.admin_security import SECRET_FIELDS
+from mcpsite.admin_security import secret_fields
 from mcpsite.core.scopes import scope_permissions
 from mcpsite.models import ApiKey
 from mcpsite.services import api_key_create
@@ -74,7 +74,7 @@ def action_names(model_admin, user):
 
 
 def test_every_secret_looking_field_is_declared_secret():
-    """A new hash/token/digest/URL-with-credentials field must be added to SECRET_FIELDS (or renamed)."""
+    """A new hash/token/digest/URL-with-credentials field must be declared in its app's `secret_fields`."""
     pattern = re.compile(r"password|hash|digest|token|secret|webhook")
     found = {
         (model._meta.label_lower, field.name)
@@ -83,7 +83,7 @@ def test_every_secret_looking_field_is_declared_secret():
         for field in model._meta.concrete_fields
         if pattern.search(field.name) and not field.name.endswith("_at")  # not the time a token was rotated
     }
-    declared = {(label, name) for label, names in SECRET_FIELDS.items() for name in names}
+    declared = {(label, name) for label, names in secret_fields().items() for name in names}
     assert found and found <= declared
 
 
