@@ -396,7 +396,8 @@ alist_tools = in_worker_thread(list_tools)
 _key_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _key_slot(api_key) -> asyncio.Semaphore | contextlib.nullcontext:
+def key_slot(api_key) -> asyncio.Semaphore | contextlib.nullcontext:
+    """One of the key's MCP_KEY_CONCURRENCY slots: hold it while the key's work holds a worker thread."""
     if api_key is None:
         return contextlib.nullcontext()
     slots = _key_slots.setdefault(asyncio.get_running_loop(), {})
@@ -410,5 +411,5 @@ async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterab
     MCP_KEY_CONCURRENCY of one key's calls hold threads at once."""
     spec = registry.get(name) if isinstance(name, str) else None
     run = _call_in_upstream_thread if spec is not None and spec.upstream else _call_in_tool_thread
-    async with _key_slot(ctx.api_key):
+    async with key_slot(ctx.api_key):
         return await run(ctx, name, arguments, groups)

@@ -56,9 +56,12 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
             await self._refuse(payload)
             return
         ctx = dispatch.call_context(transport="ws", api_key=self.api_key)
-        answer = await dispatch.in_worker_thread(jsonrpc.handle_payload)(
-            payload, ctx, self.tool_groups, allow_tool_methods=False
-        )
+        # A connection answers one message at a time; across its connections a key holds at most
+        # MCP_KEY_CONCURRENCY worker threads, as on /mcp (the rest wait here, holding none).
+        async with dispatch.key_slot(self.api_key):
+            answer = await dispatch.in_worker_thread(jsonrpc.handle_payload)(
+                payload, ctx, self.tool_groups, allow_tool_methods=False
+            )
         if answer is not None:
             await self._send(answer)
 

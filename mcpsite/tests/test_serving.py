@@ -333,6 +333,39 @@ async def test_calls_stuck_on_a_dead_upstream_do_not_starve_other_tenants(make_a
     assert all(result.data == {"ok": True} for result in results)
 
 
+@pytest.mark.postgres  # concurrent writers (rate counters): SQLite's shared-cache test database refuses them
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_key_holds_at_most_its_share_of_threads_over_websockets(make_api_key, stuck_upstream_tool):
+    """Six WebSocket connections of one key, each calling a tool stuck on its upstream: MCP_KEY_CONCURRENCY of them
+    hold a worker thread, the others wait without one, and all are answered once the upstream is back."""
+    from django.conf import settings
+
+    release, entered = stuck_upstream_tool
+    _key, raw = await sync_to_async(make_api_key)(rate="1000/m")
+    async with running_site() as app:
+        scope = {"type": "websocket", "path": "/ws/geo", "headers": [(b"authorization", f"Bearer {raw}".encode())]}
+        sockets = [ApplicationCommunicator(app, dict(scope)) for _ in range(settings.MCP_KEY_CONCURRENCY + 2)]
+        try:
+            for n, socket in enumerate(sockets):
+                await socket.send_input({"type": "websocket.connect"})
+                assert (await socket.receive_output(10))["type"] == "websocket.accept"
+                await socket.send_input(
+                    {"type": "websocket.receive", "text": json.dumps(_call(n, "test_stuck_upstream", {}))}
+                )
+            for _ in range(settings.MCP_KEY_CONCURRENCY):
+                assert await anyio.to_thread.run_sync(entered.acquire, True, 20)
+            await asyncio.sleep(0.5)  # time for a fifth call to enter, were it let through (it must not be)
+            assert not entered.acquire(blocking=False)
+        finally:
+            release.set()
+        answers = [json.loads((await socket.receive_output(30))["text"]) for socket in sockets]
+        for socket in sockets:
+            await socket.send_input({"type": "websocket.disconnect", "code": 1000})
+            await socket.wait(5)
+    assert [answer["result"] for answer in answers] == [{"ok": True}] * len(sockets)
+
+
 # --- the deferred audit ---------------------------------------------------------------------------
 
 
