@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from itertools import repeat
-from operator import contains, itemgetter, methodcaller
+from itertools import compress, repeat
+from operator import contains, ge, itemgetter, methodcaller, mul, sub
 from typing import Any, NamedTuple
 
 from .errors import InvalidInput, point_location
@@ -38,9 +40,28 @@ class InputPoint(NamedTuple):
     ref: str | None
 
 
-# NamedTuple's generated __new__ is Python code; tuple.__new__ builds the same object in C (10,000 a call).
-_new_point = tuple.__new__
-_lats, _lons, _refs = itemgetter("lat"), itemgetter("lon"), methodcaller("get", "ref")
+@dataclass(frozen=True, slots=True)
+class Points:
+    """The validated points as columns, in input order: one list each, not one object per point (10,000 a call).
+
+    Indexing and iterating give InputPoint rows.
+    """
+
+    keys: list[tuple[int, int]]
+    has_refs: list[bool]
+    refs: list[str | None]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, index: int) -> InputPoint:
+        return InputPoint(self.keys[index], self.has_refs[index], self.refs[index])
+
+    def __iter__(self) -> Iterator[InputPoint]:
+        return map(InputPoint._make, zip(self.keys, self.has_refs, self.refs, strict=True))
+
+
+_lats, _lons, _ref, _ref_or_none = itemgetter("lat"), itemgetter("lon"), itemgetter("ref"), methodcaller("get", "ref")
 
 
 def _printable(text: str) -> bool:
@@ -110,20 +131,18 @@ def _exact(value: float | int) -> Decimal:
 def unit_integers(values, unit: Decimal) -> dict[float | int, int]:
     """Each of `values` (finite numbers) -> `to_unit_integer` of it, with the float quotient where that cannot differ.
 
-    Away from a tie, the float quotient (off from the exact one by a few ulps) rounds to the same integer; within
+    Away from a tie, the float quotient (off from the exact one by a few ulps) has the same nearest integer; within
     `_TIE_MARGIN` of one, the decimal path decides: 139.0005 is 139000.49999999997 in floats, 139001 exactly.
+    All in C-level passes but the decimal one (ties and near-ties only).
     """
-    scale = float(1 / unit)
-    integers = {}
-    for value in values:
-        magnitude = abs(value * scale)
-        whole = math.floor(magnitude)
-        fraction = magnitude - whole  # exact: both are floats of the same binade or smaller
-        if abs(fraction - 0.5) > magnitude * _TIE_MARGIN:
-            whole += fraction > 0.5
-            integers[value] = -whole if value < 0 else whole
-        else:
-            integers[value] = to_unit_integer(_exact(value), unit)
+    values = list(values)
+    quotients = list(map(mul, values, repeat(float(1 / unit))))
+    nearest = list(map(round, quotients))  # ties to even, but a tie never keeps this answer
+    integers = dict(zip(values, nearest, strict=True))
+    window = 0.5 - max(map(abs, quotients), default=0.0) * _TIE_MARGIN
+    distances = map(abs, map(sub, quotients, nearest))
+    for value in compress(values, map(ge, distances, repeat(window))):
+        integers[value] = to_unit_integer(_exact(value), unit)
     return integers
 
 
@@ -136,10 +155,10 @@ def _plain_column(values: list[Any], limit: int) -> bool:
     return -limit <= min(values) and max(values) <= limit and math.isfinite(sum(values))
 
 
-def _parse_columns(points: list[Any], unit: Decimal) -> list[InputPoint] | None:
+def _parse_columns(points: list[Any], unit: Decimal) -> Points | None:
     """The points, when every one is plainly valid (checked a column at a time); None to have them walked one by one."""
     if not points:
-        return []
+        return Points([], [], [])
     if set(map(type, points)) != {dict}:
         return None
     try:
@@ -148,7 +167,10 @@ def _parse_columns(points: list[Any], unit: Decimal) -> list[InputPoint] | None:
         return None
     if not (_plain_column(lats, 90) and _plain_column(lons, 180)):
         return None
-    refs = list(map(_refs, points))  # None when absent; has_ref tells the two apart
+    try:
+        refs, has_refs = list(map(_ref, points)), [True] * len(points)  # every point has a ref (or null)
+    except KeyError:
+        refs, has_refs = list(map(_ref_or_none, points)), list(map(contains, points, repeat("ref")))
     ref_kinds = set(map(type, refs))
     if not ref_kinds <= {str, type(None)}:
         return None
@@ -156,19 +178,15 @@ def _parse_columns(points: list[Any], unit: Decimal) -> list[InputPoint] | None:
     # isprintable() per character, so once over the joined text; a non-ASCII space is left to the walk.
     if texts and (max(map(len, texts)) > REF_MAX_LENGTH or not "".join(texts).isprintable()):
         return None
-    pairs = dict.fromkeys(zip(lons, lats, strict=True))  # the distinct (lon, lat) pairs, each converted once
+    # Each distinct coordinate converted once (1 and 1.0 are one key, and one integer).
     lon_integers, lat_integers = unit_integers(dict.fromkeys(lons), unit), unit_integers(dict.fromkeys(lats), unit)
-    for pair in pairs:
-        pairs[pair] = (lon_integers[pair[0]], lat_integers[pair[1]])
-    keys = map(pairs.__getitem__, zip(lons, lats, strict=True))
-    has_refs = map(contains, points, repeat("ref"))
-    return list(map(_new_point, repeat(InputPoint), zip(keys, has_refs, refs, strict=True)))
+    keys = list(zip(map(lon_integers.__getitem__, lons), map(lat_integers.__getitem__, lats), strict=True))
+    return Points(keys, has_refs, refs)
 
 
-def _parse_located(points: list[Any], unit: Decimal) -> list[InputPoint]:
+def _parse_located(points: list[Any], unit: Decimal) -> Points:
     """Point by point in order, every coordinate in decimal arithmetic: the first bad point raises InvalidInput."""
-    parsed = []
-    append = parsed.append
+    parsed = Points([], [], [])
     # A repeated (lon, lat) pair was validated and converted the first time it was seen; a hit skips both.
     # (1 and 1.0 are one key here, and convert to the same integer; NaN never equals itself, so never hits.)
     keys: dict[tuple[float | int, float | int], tuple[int, int]] = {}
@@ -194,11 +212,13 @@ def _parse_located(points: list[Any], unit: Decimal) -> list[InputPoint]:
             raise _coordinate_error(point, "lat", index, ref, has_ref) or _coordinate_error(
                 point, "lon", index, ref, has_ref
             )
-        append(_new_point(InputPoint, (key, has_ref, ref)))
+        parsed.keys.append(key)
+        parsed.has_refs.append(has_ref)
+        parsed.refs.append(ref)
     return parsed
 
 
-def parse_points(points: list[Any], *, unit: Decimal, max_points: int) -> list[InputPoint]:
+def parse_points(points: list[Any], *, unit: Decimal, max_points: int) -> Points:
     """Validate every point in order; the first bad one raises InvalidInput naming its index and ref."""
     if len(points) > max_points:
         raise InvalidInput(f"{len(points)} points were sent; at most {max_points} are allowed per call", "points")

@@ -90,7 +90,7 @@ def test_repeated_points_parse_like_single_ones(pairs, data):
         with pytest.raises(InvalidInput):
             parse_points(payload, unit=UNIT, max_points=len(payload))
         return
-    assert parse_points(payload, unit=UNIT, max_points=len(payload)) == alone
+    assert list(parse_points(payload, unit=UNIT, max_points=len(payload))) == alone
 
 
 UNITS = ["1", "0.01", "0.001", "0.0001", "0.003", "0.00025", "0.000001"]
