@@ -81,6 +81,8 @@ def _resolve_unique(
 
 def _cached(cache_keys: dict[tuple[int, int], str]) -> dict[tuple[int, int], Resolved]:
     cached = pointcache.get_many(list(cache_keys.values()))
+    if len(cached) == len(cache_keys):  # every point cached (a warm call): paired up in C
+        return dict(zip(cache_keys, map(cached.__getitem__, cache_keys.values()), strict=True))
     found: dict[tuple[int, int], Resolved] = {}
     for point, key in cache_keys.items():
         hit = cached.get(key)
