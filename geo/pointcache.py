@@ -8,10 +8,12 @@ cache row per point (10,000 a call) would crowd the rate-limit counters stored b
 from __future__ import annotations
 
 import pickle
+import time
 from decimal import Decimal
+from itertools import chain
 
 from django.core.cache import BaseCache, caches
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.base import DEFAULT_TIMEOUT, default_key_func
 from django.core.cache.backends.locmem import LocMemCache
 
 from .merge import Resolved
@@ -47,16 +49,21 @@ class PointMemoryCache(LocMemCache):
         return _thaw(value)
 
     def get_many(self, keys, version=None):
-        made = {self.make_key(key, version=version): key for key in keys}
-        pickled = {}
+        keys = list(keys)
+        made = self._make_keys(keys, version)
+        found = {}
+        cache, expire_info, now = self._cache, self._expire_info, time.time()
         with self._lock:
-            for key, original in made.items():
-                if self._has_expired(key):
-                    self._delete(key)
-                    continue
-                pickled[original] = self._cache[key]
-                self._cache.move_to_end(key, last=False)
-        return {key: _thaw(value) for key, value in pickled.items()}
+            for key, original in zip(made, keys, strict=True):
+                expiry = expire_info.get(key, -1)
+                if expiry is None or expiry > now:
+                    found[original] = cache[key]
+                    cache.move_to_end(key, last=False)
+                elif expiry != -1:
+                    self._delete(key)  # expired (a missing key, -1, has nothing to delete)
+        if set(map(type, found.values())) <= {tuple}:
+            return found  # resolved points as stored (the common case): nothing to unpickle
+        return {key: _thaw(value) for key, value in found.items()}
 
     def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
         key = self.make_key(key, version=version)
@@ -65,11 +72,25 @@ class PointMemoryCache(LocMemCache):
             self._set(key, self._freeze(value), timeout)
 
     def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
-        pickled = [(self.make_key(key, version=version), self._freeze(value)) for key, value in data.items()]
+        made = self._make_keys(data, version)
+        values = list(data.values())
+        frozen = values if _all_resolved(values) else list(map(self._freeze, values))
+        cache, expire_info = self._cache, self._expire_info
         with self._lock:
-            for key, value in pickled:
-                self._set(key, value, timeout)
+            expiry = self.get_backend_timeout(timeout)  # one clock reading for the batch
+            for key, value in zip(made, frozen, strict=True):
+                if len(cache) >= self._max_entries:
+                    self._cull()
+                cache[key] = value
+                cache.move_to_end(key, last=False)
+                expire_info[key] = expiry
         return []
+
+    def _make_keys(self, keys, version) -> list[str]:
+        """make_key() of each key: the default key function's format applied in one pass."""
+        if self.key_func is not default_key_func:
+            return [self.make_key(key, version=version) for key in keys]
+        return list(map(f"{self.key_prefix}:{self.version if version is None else version}:{{}}".format, keys))
 
     def _freeze(self, value):
         if type(value) is tuple and len(value) == 2:  # a resolved point, (code, address)
@@ -86,6 +107,15 @@ class PointMemoryCache(LocMemCache):
                 self._set(key, self._freeze(value), timeout)
                 return True
             return False
+
+
+def _all_resolved(values: list) -> bool:
+    """Whether every value is a resolved point, a pair of str or None (stored as it is), in C passes."""
+    return (
+        set(map(type, values)) <= {tuple}
+        and set(map(len, values)) <= {2}
+        and set(map(type, chain.from_iterable(values))) <= {str, type(None)}
+    )
 
 
 def _thaw(value):
@@ -107,7 +137,11 @@ def get_many(keys: list[str]) -> dict[str, Resolved]:
     cache = point_cache()
     found: dict[str, Resolved] = {}
     for start in range(0, len(keys), BATCH):
-        for key, value in cache.get_many(keys[start : start + BATCH]).items():
+        batch = cache.get_many(keys[start : start + BATCH])
+        if set(map(type, batch.values())) <= {tuple} and set(map(len, batch.values())) <= {2}:
+            found.update(batch)  # pairs as stored (the common case), checked in C passes
+            continue
+        for key, value in batch.items():
             if isinstance(value, tuple | list) and len(value) == 2:
                 found[key] = (value[0], value[1])
     return found
@@ -115,6 +149,9 @@ def get_many(keys: list[str]) -> dict[str, Resolved]:
 
 def set_many(values: dict[str, Resolved], ttl: int) -> None:
     cache = point_cache()
+    if len(values) <= BATCH:
+        cache.set_many(values, timeout=ttl)
+        return
     items = list(values.items())
     for start in range(0, len(items), BATCH):
         cache.set_many(dict(items[start : start + BATCH]), timeout=ttl)

@@ -11,7 +11,7 @@ from . import galuchat, pointcache
 from .conf import GaluchatConfig, galuchat_config
 from .errors import OutOfCoverage, ResolveCancelled, point_location
 from .merge import CoverageProblem, Resolved, merge
-from .points import InputPoint, parse_points
+from .points import Points, parse_points
 
 # Upstream calls in flight at once for one resolve; the rate limiter still caps starts per second.
 UPSTREAM_CONCURRENCY = 4
@@ -40,35 +40,37 @@ def points_resolve(
     config = config or galuchat_config()
     parsed = parse_points(points, unit=config.unit, max_points=config.max_points)
     resolved = _resolve_unique(config, granularity, parsed, on_progress, should_stop)
-    # One dict display per point (the hot loop at 10,000 points): no attribute lookups, no item assignments.
+    # One dict display per point (the hot loop at 10,000 points): each point's answer looked up in C, the columns
+    # zipped, no attribute lookups, no item assignments.
+    answers = map(resolved.__getitem__, parsed.keys)
     return [
-        {"ref": ref, "code": resolved[key][0], "address": resolved[key][1]}
-        if has_ref
-        else {"code": resolved[key][0], "address": resolved[key][1]}
-        for key, has_ref, ref in parsed
+        {"ref": ref, "code": code, "address": address} if has_ref else {"code": code, "address": address}
+        for (code, address), has_ref, ref in zip(answers, parsed.has_refs, parsed.refs, strict=True)
     ]
 
 
 def _resolve_unique(
     config: GaluchatConfig,
     granularity: str,
-    parsed: list[InputPoint],
+    parsed: Points,
     on_progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> dict:
     """Each distinct integer point's answer: from the cache, else from GaluchatAPI (then cached)."""
-    first_index: dict[tuple[int, int], int] = {}
-    for index, given in enumerate(parsed):
-        first_index.setdefault(given.key, index)
+    distinct = dict.fromkeys(parsed.keys)  # in first-seen order
     mapset = config.mapsets[granularity]
-    cache_keys = pointcache.cache_keys(granularity, mapset, config.unit, first_index) if config.cache_ttl else {}
+    cache_keys = pointcache.cache_keys(granularity, mapset, config.unit, distinct) if config.cache_ttl else {}
     resolved = _cached(cache_keys) if config.cache_ttl else {}
-    missing = [point for point in first_index if point not in resolved]
+    missing = [point for point in distinct if point not in resolved]
     if missing:
+        first_index: dict[tuple[int, int], int] = {}
 
         def describe(point: tuple[int, int]) -> str:
+            """Where `point` first appears in the input (an error's location)."""
+            if not first_index:  # built on first use, in C: the last write of a key is its first place
+                first_index.update(zip(reversed(parsed.keys), range(len(parsed.keys) - 1, -1, -1), strict=True))
             index = first_index[point]
-            return point_location(index, parsed[index].ref, has_ref=parsed[index].has_ref)
+            return point_location(index, parsed.refs[index], has_ref=parsed.has_refs[index])
 
         fresh = _fetch(config, granularity, missing, describe, on_progress=on_progress, should_stop=should_stop)
         resolved.update(fresh)
@@ -79,6 +81,8 @@ def _resolve_unique(
 
 def _cached(cache_keys: dict[tuple[int, int], str]) -> dict[tuple[int, int], Resolved]:
     cached = pointcache.get_many(list(cache_keys.values()))
+    if len(cached) == len(cache_keys):  # every point cached (a warm call): paired up in C
+        return dict(zip(cache_keys, map(cached.__getitem__, cache_keys.values()), strict=True))
     found: dict[tuple[int, int], Resolved] = {}
     for point, key in cache_keys.items():
         hit = cached.get(key)

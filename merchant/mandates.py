@@ -10,6 +10,7 @@ shipping + tax. Money is Decimal throughout and becomes a JSON number only at th
 
 from __future__ import annotations
 
+import copy
 import datetime
 import functools
 import hashlib
@@ -277,7 +278,7 @@ def cart_mandate_build(
         # AP2 v0.1 CartContents
         "user_cart_confirmation_required": True,
         "payment_request": {
-            "method_data": METHOD_DATA,
+            "method_data": copy.deepcopy(METHOD_DATA),  # to_jsonable returns plain JSON as it is: never share it
             "details": {"id": f"order_{suffix}", "display_items": ap2_items, "total": total_item},
             "options": {"request_shipping": address is None},
             "shipping_address": address,

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from geo.errors import InvalidInput
-from geo.points import parse_points, to_unit_integer
+from geo.points import _parse_columns, _parse_located, parse_points, to_unit_integer, unit_integers
 
 UNIT = Decimal("0.001")
 
@@ -90,4 +90,88 @@ def test_repeated_points_parse_like_single_ones(pairs, data):
         with pytest.raises(InvalidInput):
             parse_points(payload, unit=UNIT, max_points=len(payload))
         return
-    assert parse_points(payload, unit=UNIT, max_points=len(payload)) == alone
+    assert list(parse_points(payload, unit=UNIT, max_points=len(payload))) == alone
+
+
+UNITS = ["1", "0.01", "0.001", "0.0001", "0.003", "0.00025", "0.000001"]
+
+
+def tie(tenths: int, unit: str) -> float:
+    """(tenths / 10) units as the float a client would send: 139.0005 for 1390005 tenths of 0.001."""
+    return float(Decimal(tenths) / 10 * Decimal(unit))
+
+
+degrees = st.one_of(
+    st.floats(min_value=-180, max_value=180, allow_nan=False),
+    st.integers(min_value=-180, max_value=180),
+    st.floats(min_value=-180, max_value=180).map(lambda v: round(v, 5)),  # x.xxxx5 ties in 0.001 (and 0.0001)
+    st.integers(min_value=-1_800_000, max_value=1_800_000).map(lambda n: tie(n, "0.001")),
+    st.integers(min_value=-18_000_000, max_value=18_000_000).map(lambda n: tie(n, "0.0001")),
+)
+
+
+@given(st.lists(degrees, max_size=20), st.sampled_from(UNITS))
+def test_float_conversion_equals_the_decimal_one(values, unit):
+    """The float quotient with its decimal fallback near ties gives exactly the decimal half-up integer."""
+    unit = Decimal(unit)
+    assert unit_integers(values, unit) == {v: to_unit_integer(Decimal(repr(v)), unit) for v in values}
+
+
+@given(st.integers(min_value=-18_000_000, max_value=18_000_000), st.sampled_from(UNITS))
+def test_exact_ties_take_the_decimal_path_and_round_away_from_zero(tenths, unit):
+    value = tie(tenths, unit)
+    if abs(value) <= 180:
+        assert unit_integers([value], Decimal(unit))[value] == exact_half_up(repr(value), unit)
+
+
+values = st.one_of(
+    degrees, st.none(), st.booleans(), st.text(max_size=2), st.just(float("nan")), st.just(float("inf")),
+    st.floats(min_value=-200, max_value=200), st.integers(min_value=-(10**30), max_value=10**30),
+)  # fmt: skip
+refs = st.one_of(
+    st.text(max_size=4), st.text(min_size=128, max_size=130), st.sampled_from(["全角　スペース", "a\u200bb", "\x00"]),
+    st.none(), st.integers(),
+)  # fmt: skip
+
+
+@st.composite
+def payloads(draw):
+    """Points, mostly valid (so the columns accept many payloads), with now and then one bad or unusual point:
+    a missing key, a wrong type, out of range, NaN, an odd ref, not an object."""
+    points: list = []
+    for _ in range(draw(st.integers(min_value=0, max_value=12))):
+        lat = draw(degrees.filter(lambda v: abs(v) <= 90))
+        point = {"lat": lat, "lon": draw(degrees)}
+        if draw(st.booleans()):
+            point["ref"] = draw(st.one_of(st.none(), st.text(st.characters(codec="utf-8"), max_size=4)))
+        odd = draw(st.integers(min_value=0, max_value=15))
+        if odd == 1:
+            point[draw(st.sampled_from(["lat", "lon"]))] = draw(values)
+        elif odd == 2:
+            del point[draw(st.sampled_from(["lat", "lon"]))]
+        elif odd == 3:
+            point["ref"] = draw(refs)
+        elif odd == 4:
+            point = draw(st.one_of(st.none(), st.just([]), st.just("x")))
+        points.append(point)
+    repeats = draw(st.lists(st.sampled_from(points), max_size=6)) if points else []
+    return points + repeats
+
+
+def outcome(parse, points, unit):
+    try:
+        return parse(points, unit)
+    except InvalidInput as exc:
+        return ("error", exc.message, exc.location)
+
+
+@given(payloads(), st.sampled_from(UNITS))
+def test_column_parse_equals_the_located_walk(points, unit):
+    """The columns either accept exactly what the point-by-point walk returns, or leave the points to it."""
+    unit = Decimal(unit)
+    fast = _parse_columns(points, unit)
+    if fast is not None:
+        assert fast == _parse_located(points, unit)
+    assert outcome(lambda p, u: parse_points(p, unit=u, max_points=100), points, unit) == outcome(
+        _parse_located, points, unit
+    )

@@ -3,19 +3,22 @@
 Agents pay per token: `ensure_ascii=False` and no pretty-printing cut a 100-row result to about a
 third of the SDK's default text copy (measured, see DESIGN.md).
 
-orjson writes exactly that (compact, UTF-8) several times faster than the stdlib encoder: every tool result
-is encoded at least twice (`to_jsonable`, then the transport), which was a fifth of geo's 10,000-point call
-(bench/bench_geo.py). Dates, times and Decimals still go through `_default`, so the text is what the stdlib
-path wrote (floats with tiny exponents aside: 1e-7, not 1e-07, the same number); what orjson refuses (integers
-beyond 64 bits, lone surrogates) falls back to the stdlib encoder.
+orjson writes exactly that (compact, UTF-8) several times faster than the stdlib encoder. A tool result is encoded
+once, by the transport: `to_jsonable` hands plain JSON back as it is and round-trips only what is not (Decimals,
+dates, tuples…); the round trip of every result was a fifth of geo's 10,000-point call (bench/bench_geo.py).
+Dates, times and Decimals still go through `_default`, so the text is what the stdlib path wrote (floats with tiny
+exponents aside: 1e-7, not 1e-07, the same number); what orjson refuses (integers beyond 64 bits, lone
+surrogates) falls back to the stdlib encoder.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import uuid
 from decimal import Decimal
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -59,8 +62,53 @@ def dumps(value: Any) -> str:
         return _stdlib_dumps(value)
 
 
+_PLAIN_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
+# orjson refuses deeper values; those keep the round trip below, and so its errors.
+_MAX_DEPTH = 255
+
+
+def _is_plain_json(value: Any) -> bool:
+    """Whether `value` is already what the round trip in `to_jsonable` would give an equal copy of: a tree of dicts
+    with str keys, lists, str, int, bool, None and finite floats (exact types), each container met once.
+
+    Checked a level at a time in C-level passes (types of a whole level at once), not a call per value: geo's
+    10,000 result rows are three levels. Anything else (tuples, Decimals, subclasses, NaN, a container shared
+    or in a cycle, nesting past orjson's depth) answers False.
+    """
+    level = [value]
+    seen: set[int] = set()
+    for _depth in range(_MAX_DEPTH):
+        kinds = set(map(type, level))
+        if not kinds <= _PLAIN_TYPES:
+            return False
+        # A NaN or infinity makes the sum non-finite (so would an overflow: the round trip decides then).
+        if float in kinds and not math.isfinite(sum(item for item in level if type(item) is float)):
+            return False
+        dicts = level if kinds == {dict} else [item for item in level if type(item) is dict] if dict in kinds else []
+        lists = level if kinds == {list} else [item for item in level if type(item) is list] if list in kinds else []
+        if not dicts and not lists:
+            return True
+        before = len(seen)
+        seen.update(map(id, dicts), map(id, lists))
+        if len(seen) != before + len(dicts) + len(lists):
+            return False  # shared or cyclic: the round trip copies (or refuses) as before
+        if dicts and not set(map(type, chain.from_iterable(dicts))) <= {str}:
+            return False
+        level = [*chain.from_iterable(map(dict.values, dicts)), *chain.from_iterable(lists)]
+    return False
+
+
 def to_jsonable(value: Any) -> Any:
-    """Plain JSON types only (for `structuredContent`, which the SDK validates with pydantic)."""
+    """Plain JSON types only (for `structuredContent`, which the SDK validates with pydantic).
+
+    A value that is plain JSON already is returned as it is, the same object, not a copy: the round trip through
+    orjson was most of what this cost on geo's 10,000-point results (bench/bench_geo.py). So a caller must not
+    mutate what it passed in or got back while the other side still uses it (none does).
+    """
+    return value if _is_plain_json(value) else _round_trip(value)
+
+
+def _round_trip(value: Any) -> Any:
     try:
         return orjson.loads(orjson.dumps(value, default=_default, option=_ORJSON_OPTIONS))
     except orjson.JSONEncodeError:

@@ -7,6 +7,8 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcpsite.core import jsonutil
 
@@ -45,3 +47,62 @@ def test_lone_surrogates_fall_back_to_the_stdlib():
 def test_what_is_not_json_still_raises_type_error():
     with pytest.raises(TypeError):
         jsonutil.dumps({"x": object()})
+
+
+def test_plain_json_is_returned_as_it_is():
+    """No copy of what is plain JSON already (geo's 10,000 rows): the same object comes back."""
+    value = {"granularity": "admin", "results": [{"ref": "p1", "code": "13101", "address": "東京都"}], "n": [1, 2.5]}
+    assert jsonutil.to_jsonable(value) is value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"t": (1, 2)},
+        {"d": Decimal("1.5")},
+        {"nan": float("nan")},
+        [float("inf")],
+        {1: "int key"},
+        {"s": "x"} | {"sub": type("S", (str,), {})("subclass")},
+    ],
+)
+def test_what_is_not_plain_json_is_still_converted(value):
+    assert jsonutil.to_jsonable(value) is not value
+    assert jsonutil.dumps(jsonutil.to_jsonable(value)) == jsonutil.dumps(jsonutil._round_trip(value))
+
+
+def test_a_shared_or_cyclic_container_is_copied_or_refused_as_before():
+    shared = {"a": 1}
+    value = [shared, shared]
+    copied = jsonutil.to_jsonable(value)
+    assert copied == value and copied is not value and copied[0] is not copied[1]
+    cyclic: list = []
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match="Circular"):
+        jsonutil.to_jsonable(cyclic)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text() | st.decimals(allow_nan=False, places=2),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children)
+        | st.dictionaries(st.text(max_size=3) | st.integers(max_value=9), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@given(json_values)
+def test_to_jsonable_equals_the_round_trip(value):
+    """The fast path (plain JSON as it is) and the round trip give the same JSON, types included."""
+    try:
+        expected = jsonutil.dumps(jsonutil._round_trip(value))
+    except Exception as exc:  # noqa: BLE001 (Decimal infinity: OverflowError, as before)
+        with pytest.raises(type(exc)):
+            jsonutil.to_jsonable(value)
+        return
+    result = jsonutil.to_jsonable(value)
+    assert jsonutil.dumps(result) == expected
+    if jsonutil._is_plain_json(value):
+        assert result is value

@@ -188,3 +188,19 @@ def test_es256_signature_verifies_with_the_public_key(catalogue, build, settings
     assert jwt.get_unverified_header(token)["alg"] == "ES256"
     claims = jwt.decode(token, private.public_key(), algorithms=["ES256"], audience="payment_processor")
     assert len(claims["cart_hash"]) == 64
+
+
+def test_a_mandate_shares_no_constant_with_the_next(catalogue, build):
+    """to_jsonable hands plain JSON back as it is, so the mandate must hold its own method_data, not the module's.
+    (Without an address the whole result is plain JSON; an address list appears twice, and shared lists are copied.)
+    """
+    cal = catalogue["MUGIBO-CAL-2025"]
+
+    def payment_request():
+        mandate = build([{"product_id": cal.pk, "quantity": 1}], shipping_address=None)["cart_mandate"]
+        return mandate["contents"]["payment_request"]
+
+    payment_request()["method_data"][0]["data"]["network"].append("changed")
+    assert payment_request()["method_data"] == [
+        {"supported_methods": "CARD", "data": {"network": ["visa", "mastercard", "jcb", "amex"]}}
+    ]
