@@ -86,9 +86,9 @@ def _customer_name_validate(name: str | None) -> str:
 # --- booking ----------------------------------------------------------------------------------
 
 
-# The booking's reads run on every booking (twice for the seats), so they ask for no ordering: Seat's default one
-# joined the theater to sort by its public id, and first() sorted by pk (py-spy on bench_cinema_booking: compiling
-# the join and the ordering was most of these queries' time).
+# The booking's reads run on every booking (the seats twice: before and after the hash), so they ask for no
+# ordering: Seat's default one joined the theater to sort by its public id, and first() sorted by pk (py-spy on
+# bench_cinema_booking: compiling the join and the ordering was most of these queries' time).
 
 
 def _schedule_for_booking(*, public_id: str) -> Schedule:
@@ -98,8 +98,28 @@ def _schedule_for_booking(*, public_id: str) -> Schedule:
         raise NotFound(data=f"Schedule {public_id} not found") from None
 
 
-def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[Seat]:
-    seats = {s.label: s for s in Seat.objects.filter(theater_id=schedule.theater_id, label__in=labels).order_by()}
+@dataclass(frozen=True, slots=True)
+class _BookableSeat:
+    pk: int
+    label: str
+    blocked: bool
+    taken: bool  # an active booking of the show holds it
+
+
+def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[_BookableSeat]:
+    """The seats `labels` of the show's theater, each with whether the show has sold it, in one statement (the
+    seats and then their bookings were two ORM queries, and compiling them most of their time: py-spy --gil on
+    bench_cinema_booking). InvalidParams for a seat the theater lacks or has blocked."""
+    seat_table = connection.ops.quote_name(Seat._meta.db_table)
+    sold_table = connection.ops.quote_name(ReservedSeat._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT s.id, s.label, s.blocked, EXISTS (SELECT 1 FROM {sold_table} r "
+            f"WHERE r.schedule_id = %s AND r.seat_id = s.id AND r.active) "
+            f"FROM {seat_table} s WHERE s.theater_id = %s AND s.label IN ({', '.join(['%s'] * len(labels))})",
+            [schedule.pk, schedule.theater_id, *labels],
+        )
+        seats = {row[1]: _BookableSeat(row[0], row[1], bool(row[2]), bool(row[3])) for row in cursor.fetchall()}
     missing = [label for label in labels if label not in seats]
     if missing:
         raise InvalidParams(f"seats: No such seat in {schedule.theater.name}: {', '.join(missing)}")
@@ -109,11 +129,9 @@ def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[Seat]:
     return [seats[label] for label in labels]
 
 
-def _taken_labels(*, schedule: Schedule, seats: list[Seat]) -> list[str]:
-    taken = set(
-        ReservedSeat.objects.filter(schedule=schedule, seat__in=seats, active=True).values_list("seat_id", flat=True)
-    )
-    return [seat.label for seat in seats if seat.pk in taken]
+def _taken_labels(*, schedule: Schedule, seats: list[_BookableSeat]) -> list[str]:
+    """The labels of `seats` the show had sold when they were read."""
+    return [seat.label for seat in seats if seat.taken]
 
 
 def _conflict(labels: list[str]) -> Conflict:
@@ -197,8 +215,12 @@ def reservation_create(
     if taken:
         raise _conflict(taken)
     password_hash = make_password(password)
-    # The seats again after the hash: a layout may have changed meanwhile.
+    # The seats again after the hash (tens of milliseconds): a layout may have changed, or a seat been sold,
+    # meanwhile; a sold one is the conflict it is before anything is written.
     seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
+    taken = _taken_labels(schedule=schedule, seats=seat_rows)
+    if taken:
+        raise _conflict(taken)
 
     # No lock on the show: the partial unique index (one active booking per seat and show) is what refuses a
     # seat sold meanwhile, and the day's counter row, locked from its increment to the commit, already runs
@@ -218,7 +240,7 @@ def reservation_create(
             # a cycle (they could otherwise deadlock around midnight, when they increment different counters).
             ReservedSeat.objects.bulk_create(
                 [
-                    ReservedSeat(reservation=reservation, schedule=schedule, seat=seat)
+                    ReservedSeat(reservation=reservation, schedule=schedule, seat_id=seat.pk)
                     for seat in sorted(seat_rows, key=lambda seat: seat.pk)
                 ]
             )
@@ -226,6 +248,7 @@ def reservation_create(
     except IntegrityError:
         # The partial unique index refused a seat another booking took after our check; nothing was written
         # (the counter's increment is rolled back too, so numbers stay gapless). Report it as the conflict it is.
+        seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
         taken = _taken_labels(schedule=schedule, seats=seat_rows)
         if not taken:
             raise

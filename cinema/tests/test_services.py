@@ -56,9 +56,33 @@ def _taken_only_after_failure():
 
     def taken(**kwargs):
         calls["n"] += 1
-        return [] if calls["n"] <= 1 else real(**kwargs)  # the check before the hash sees nothing
+        return [] if calls["n"] <= 2 else real(**kwargs)  # the checks before and after the hash see nothing
 
     return taken
+
+
+def test_a_seat_sold_while_the_password_is_hashed_is_a_conflict_before_any_write(seed_world, monkeypatch):
+    """Another booking takes the seat during our argon2 hash: the read after the hash sees it and answers 409,
+    without an INSERT (the unique index is the backstop, not the usual path)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    real_make_password = services.make_password
+    rival = {"done": False}
+
+    def hash_while_a_rival_books(password):
+        if not rival["done"]:
+            rival["done"] = True
+            _book(seats=["A2"], password="rival-password")
+        return real_make_password(password)
+
+    monkeypatch.setattr(services, "make_password", hash_while_a_rival_books)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(Conflict) as info:
+        _book(seats=["A1", "A2"])
+    assert info.value.data["conflicted_seats"] == ["A2"]
+    writes = [q["sql"] for q in queries.captured_queries if "INSERT" in q["sql"] and "daycounter" not in q["sql"]]
+    assert len(writes) == 2  # the rival's reservation and its seat; none of ours
+    assert list(ReservedSeat.objects.values_list("seat__label", flat=True)) == ["A2"]
 
 
 def test_password_is_stored_as_argon2id_only(seed_world):
