@@ -9,6 +9,7 @@ the argon2 computation.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import re
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
 from django.db import IntegrityError, connection, transaction
-from django.db.models import CharField, DateField, Func, Value
 from django.utils import timezone
 
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
@@ -168,24 +168,86 @@ def reservation_id_next(*, day: datetime.date) -> str:
     return f"r{day:%Y%m%d}{last:03d}"
 
 
-def _reservation_id_for_insert(*, day: datetime.date) -> str | Func:
-    """The next reservation number of `day`, as the value the reservation's INSERT writes.
-
-    On PostgreSQL an expression: the stored function of migration 0003 (the same upsert as reservation_id_next)
-    runs inside that INSERT, so the day's counter is locked one round trip later and the section every booking
-    of the day waits for (counter, reservation, seats, COMMIT) loses a round trip; Django reads the number back
-    through the INSERT's RETURNING. SQLite has no stored functions: there it is reservation_id_next's statement.
-    """
-    if connection.vendor == "postgresql":
-        return Func(
-            Value(day, output_field=DateField()), function="cinema_reservation_id_next", output_field=CharField()
-        )
-    return reservation_id_next(day=day)
-
-
 def _seat_map_changed_on_commit(schedule: Schedule) -> None:
     public_id = schedule.public_id
     transaction.on_commit(lambda: seat_map_changed.send(sender=Schedule, schedule_id=public_id), robust=True)
+
+
+def _reservation_write(
+    *, schedule: Schedule, seats: list[_BookableSeat], customer_name: str, password_hash: str, now: datetime.datetime
+) -> Reservation:
+    """Write the reservation, its number and its seats, all or nothing; IntegrityError for a seat sold meanwhile.
+
+    Seats are inserted in seat order: two bookings inserting overlapping seats wait on each other in one order,
+    never in a cycle (they could otherwise deadlock around midnight, when they increment different counters).
+    """
+    day = timezone.localdate(now)
+    seat_ids = sorted(seat.pk for seat in seats)
+    if connection.vendor == "postgresql":
+        # One statement, its own transaction: the number, the reservation and its seats (the ORM's insert, bulk
+        # insert, BEGIN and COMMIT were four round trips inside the section every booking of the day waits for,
+        # the counter's lock: py-spy on bench_cinema_booking). Inside a caller's transaction a savepoint keeps a
+        # refused seat from breaking it.
+        with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
+            return _reservation_insert_postgresql(
+                schedule=schedule, seat_ids=seat_ids, customer_name=customer_name, password_hash=password_hash,
+                now=now, day=day,
+            )  # fmt: skip
+    with transaction.atomic(durable=True):
+        reservation = Reservation.objects.create(
+            public_id=reservation_id_next(day=day),
+            schedule=schedule,
+            customer_name=customer_name,
+            password_hash=password_hash,
+            reserved_at=now,
+        )
+        ReservedSeat.objects.bulk_create(
+            [ReservedSeat(reservation=reservation, schedule=schedule, seat_id=seat_id) for seat_id in seat_ids]
+        )
+        _seat_map_changed_on_commit(schedule)
+    return reservation
+
+
+def _reservation_insert_postgresql(
+    *,
+    schedule: Schedule,
+    seat_ids: list[int],
+    customer_name: str,
+    password_hash: str,
+    now: datetime.datetime,
+    day: datetime.date,
+) -> Reservation:
+    quote = connection.ops.quote_name
+    reservations, reserved = quote(Reservation._meta.db_table), quote(ReservedSeat._meta.db_table)
+    status = Reservation.Status.CONFIRMED.value
+    with connection.cursor() as cursor:
+        # cinema_reservation_id_next: migration 0003's upsert of the day's counter, locked until the commit.
+        cursor.execute(
+            f"WITH reservation AS ("
+            f" INSERT INTO {reservations} (public_id, schedule_id, customer_name, password_hash, status,"
+            f" reserved_at, cancel_source) VALUES (cinema_reservation_id_next(%s), %s, %s, %s, %s, %s, '')"
+            f" RETURNING id, public_id"
+            f"), seats AS ("
+            f" INSERT INTO {reserved} (reservation_id, schedule_id, seat_id, active)"
+            f" SELECT reservation.id, %s, seat.id, true"
+            f" FROM reservation, unnest(%s::bigint[]) WITH ORDINALITY AS seat (id, n) ORDER BY seat.n"
+            f") SELECT id, public_id FROM reservation",
+            [day, schedule.pk, customer_name, password_hash, status, now, schedule.pk, seat_ids],
+        )
+        pk, public_id = cursor.fetchone()
+    _seat_map_changed_on_commit(schedule)
+    reservation = Reservation(
+        pk=pk,
+        public_id=public_id,
+        schedule=schedule,
+        customer_name=customer_name,
+        password_hash=password_hash,
+        status=status,
+        reserved_at=now,
+    )
+    reservation._state.adding = False
+    reservation._state.db = connection.alias
+    return reservation
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,23 +290,9 @@ def reservation_create(
     # one-at-a-time section, which every booking waits for (bench_cinema_booking: py-spy showed the server's
     # threads waiting on PostgreSQL, not hashing).
     try:
-        with transaction.atomic(durable=True):
-            reservation = Reservation.objects.create(
-                public_id=_reservation_id_for_insert(day=timezone.localdate(now)),
-                schedule=schedule,
-                customer_name=name,
-                password_hash=password_hash,
-                reserved_at=now,
-            )
-            # In seat order: two bookings inserting overlapping seats wait on each other in one order, never in
-            # a cycle (they could otherwise deadlock around midnight, when they increment different counters).
-            ReservedSeat.objects.bulk_create(
-                [
-                    ReservedSeat(reservation=reservation, schedule=schedule, seat_id=seat.pk)
-                    for seat in sorted(seat_rows, key=lambda seat: seat.pk)
-                ]
-            )
-            _seat_map_changed_on_commit(schedule)
+        reservation = _reservation_write(
+            schedule=schedule, seats=seat_rows, customer_name=name, password_hash=password_hash, now=now
+        )
     except IntegrityError:
         # The partial unique index refused a seat another booking took after our check; nothing was written
         # (the counter's increment is rolled back too, so numbers stay gapless). Report it as the conflict it is.
