@@ -86,16 +86,9 @@ def _customer_name_validate(name: str | None) -> str:
 # --- booking ----------------------------------------------------------------------------------
 
 
-# The booking's reads run on every booking (the seats twice: before and after the hash), so they ask for no
-# ordering: Seat's default one joined the theater to sort by its public id, and first() sorted by pk (py-spy on
-# bench_cinema_booking: compiling the join and the ordering was most of these queries' time).
-
-
-def _schedule_for_booking(*, public_id: str) -> Schedule:
-    try:
-        return Schedule.objects.select_related("theater", "movie").get(public_id=public_id)
-    except Schedule.DoesNotExist:
-        raise NotFound(data=f"Schedule {public_id} not found") from None
+# The booking's reads are raw SQL, two statements a booking: the show and its seats before the hash, the seats again
+# after it. As ORM queries (the show; the seats; their bookings; twice for the seats) compiling them was most of their
+# time (py-spy --gil on bench_cinema_booking).
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,20 +99,61 @@ class _BookableSeat:
     taken: bool  # an active booking of the show holds it
 
 
-def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[_BookableSeat]:
-    """The seats `labels` of the show's theater, each with whether the show has sold it, in one statement (the
-    seats and then their bookings were two ORM queries, and compiling them most of their time: py-spy --gil on
-    bench_cinema_booking). InvalidParams for a seat the theater lacks or has blocked."""
-    seat_table = connection.ops.quote_name(Seat._meta.db_table)
-    sold_table = connection.ops.quote_name(ReservedSeat._meta.db_table)
+def _sold(show: str) -> str:
+    """Whether the show `show` (a column or a placeholder) has sold the seat `s`."""
+    sold = connection.ops.quote_name(ReservedSeat._meta.db_table)
+    return f"EXISTS (SELECT 1 FROM {sold} r WHERE r.schedule_id = {show} AND r.seat_id = s.id AND r.active)"
+
+
+def _labels_in(labels: list[str]) -> str:
+    return f"s.label IN ({', '.join(['%s'] * len(labels))})"
+
+
+def _bookable(rows) -> dict[str, _BookableSeat]:
+    return {row[1]: _BookableSeat(row[0], row[1], bool(row[2]), bool(row[3])) for row in rows}
+
+
+def _show_and_seats_for_booking(*, public_id: str, labels: list[str]) -> tuple[Schedule, dict[str, _BookableSeat]]:
+    """The show (NotFound if there is none; its other fields load when used) and its seats `labels` with whether
+    it has sold them, in one statement."""
+    quote = connection.ops.quote_name
+    schedules, theaters, seats = (quote(m._meta.db_table) for m in (Schedule, Theater, Seat))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT s.id, s.label, s.blocked, EXISTS (SELECT 1 FROM {sold_table} r "
-            f"WHERE r.schedule_id = %s AND r.seat_id = s.id AND r.active) "
-            f"FROM {seat_table} s WHERE s.theater_id = %s AND s.label IN ({', '.join(['%s'] * len(labels))})",
+            f"SELECT sc.id, sc.theater_id, sc.date, sc.start_time, t.name, s.id, s.label, s.blocked, {_sold('sc.id')} "
+            f"FROM {schedules} sc JOIN {theaters} t ON t.id = sc.theater_id "
+            f"LEFT JOIN {seats} s ON s.theater_id = sc.theater_id AND {_labels_in(labels)} WHERE sc.public_id = %s",
+            [*labels, public_id],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        raise NotFound(data=f"Schedule {public_id} not found")
+    pk, theater_id, date, start_time, theater_name = rows[0][:5]
+    fields = Schedule._meta
+    schedule = Schedule.from_db(
+        connection.alias,
+        ["id", "public_id", "theater_id", "date", "start_time"],
+        [pk, public_id, theater_id, fields.get_field("date").to_python(date),
+         fields.get_field("start_time").to_python(start_time)],
+    )  # fmt: skip
+    schedule.theater = Theater.from_db(connection.alias, ["id", "name"], [theater_id, theater_name])
+    return schedule, _bookable(row[5:] for row in rows if row[5] is not None)
+
+
+def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> dict[str, _BookableSeat]:
+    """The show's seats `labels` and whether it has sold them, in one statement (after the hash)."""
+    seats = connection.ops.quote_name(Seat._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT s.id, s.label, s.blocked, {_sold('%s')} FROM {seats} s "
+            f"WHERE s.theater_id = %s AND {_labels_in(labels)}",
             [schedule.pk, schedule.theater_id, *labels],
         )
-        seats = {row[1]: _BookableSeat(row[0], row[1], bool(row[2]), bool(row[3])) for row in cursor.fetchall()}
+        return _bookable(cursor.fetchall())
+
+
+def _seats_in_order(*, schedule: Schedule, labels: list[str], seats: dict[str, _BookableSeat]) -> list[_BookableSeat]:
+    """`seats` in the order of `labels`; InvalidParams for a seat the theater lacks or has blocked."""
     missing = [label for label in labels if label not in seats]
     if missing:
         raise InvalidParams(f"seats: No such seat in {schedule.theater.name}: {', '.join(missing)}")
@@ -270,16 +304,17 @@ def reservation_create(
     name = _customer_name_validate(customer_name)
     now = timezone.now()
     # Friendly checks first, so a doomed request costs no argon2 hash.
-    schedule = _schedule_for_booking(public_id=schedule_id)
+    schedule, seats_read = _show_and_seats_for_booking(public_id=schedule_id, labels=labels)
     _check_bookable(schedule, now)
-    seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
+    seat_rows = _seats_in_order(schedule=schedule, labels=labels, seats=seats_read)
     taken = _taken_labels(schedule=schedule, seats=seat_rows)
     if taken:
         raise _conflict(taken)
     password_hash = make_password(password)
     # The seats again after the hash (tens of milliseconds): a layout may have changed, or a seat been sold,
     # meanwhile; a sold one is the conflict it is before anything is written.
-    seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
+    seats_read = _seats_for_booking(schedule=schedule, labels=labels)
+    seat_rows = _seats_in_order(schedule=schedule, labels=labels, seats=seats_read)
     taken = _taken_labels(schedule=schedule, seats=seat_rows)
     if taken:
         raise _conflict(taken)
@@ -296,8 +331,8 @@ def reservation_create(
     except IntegrityError:
         # The partial unique index refused a seat another booking took after our check; nothing was written
         # (the counter's increment is rolled back too, so numbers stay gapless). Report it as the conflict it is.
-        seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
-        taken = _taken_labels(schedule=schedule, seats=seat_rows)
+        seats_read = _seats_for_booking(schedule=schedule, labels=labels)
+        taken = _taken_labels(schedule=schedule, seats=[seats_read[label] for label in labels if label in seats_read])
         if not taken:
             raise
         raise _conflict(taken) from None

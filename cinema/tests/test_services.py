@@ -214,8 +214,9 @@ def test_on_postgresql_a_booking_is_written_by_one_statement(seed_world):
 
 
 def test_a_bookings_reads_ask_for_no_ordering(seed_world):
-    """The reads every booking makes (the show, its seats twice, the taken ones) sort nothing and join nothing they
-    do not use: Seat's default ordering joined the theater (bench_cinema_booking's profile)."""
+    """The reads every booking makes (the show; its seats, with whether they are sold, before and after the hash)
+    sort nothing and join nothing they do not use: Seat's default ordering joined the theater (bench_cinema_booking's
+    profile)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
