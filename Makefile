@@ -45,8 +45,8 @@ WORKERS ?= 2
 serve: venv messages
 	@$(PY) manage.py migrate --noinput -v 0
 	@$(PY) manage.py collectstatic --noinput -v 0
-	@$(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) --lifespan on \
-	  --no-access-log --proxy-headers
+	@$(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) --http httptools \
+	  --lifespan on --no-access-log --proxy-headers
 
 test: venv system-deps messages
 	@scripts/run-tests

@@ -9,6 +9,7 @@ the argon2 computation.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import re
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
 from django.db import IntegrityError, connection, transaction
-from django.db.models import CharField, DateField, Func, Value
 from django.utils import timezone
 
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
@@ -86,20 +86,74 @@ def _customer_name_validate(name: str | None) -> str:
 # --- booking ----------------------------------------------------------------------------------
 
 
-# The booking's reads run on every booking (twice for the seats), so they ask for no ordering: Seat's default one
-# joined the theater to sort by its public id, and first() sorted by pk (py-spy on bench_cinema_booking: compiling
-# the join and the ordering was most of these queries' time).
+# The booking's reads are raw SQL, two statements a booking: the show and its seats before the hash, the seats again
+# after it. As ORM queries (the show; the seats; their bookings; twice for the seats) compiling them was most of their
+# time (py-spy --gil on bench_cinema_booking).
 
 
-def _schedule_for_booking(*, public_id: str) -> Schedule:
-    try:
-        return Schedule.objects.select_related("theater", "movie").get(public_id=public_id)
-    except Schedule.DoesNotExist:
-        raise NotFound(data=f"Schedule {public_id} not found") from None
+@dataclass(frozen=True, slots=True)
+class _BookableSeat:
+    pk: int
+    label: str
+    blocked: bool
+    taken: bool  # an active booking of the show holds it
 
 
-def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[Seat]:
-    seats = {s.label: s for s in Seat.objects.filter(theater_id=schedule.theater_id, label__in=labels).order_by()}
+def _sold(show: str) -> str:
+    """Whether the show `show` (a column or a placeholder) has sold the seat `s`."""
+    sold = connection.ops.quote_name(ReservedSeat._meta.db_table)
+    return f"EXISTS (SELECT 1 FROM {sold} r WHERE r.schedule_id = {show} AND r.seat_id = s.id AND r.active)"
+
+
+def _labels_in(labels: list[str]) -> str:
+    return f"s.label IN ({', '.join(['%s'] * len(labels))})"
+
+
+def _bookable(rows) -> dict[str, _BookableSeat]:
+    return {row[1]: _BookableSeat(row[0], row[1], bool(row[2]), bool(row[3])) for row in rows}
+
+
+def _show_and_seats_for_booking(*, public_id: str, labels: list[str]) -> tuple[Schedule, dict[str, _BookableSeat]]:
+    """The show (NotFound if there is none; its other fields load when used) and its seats `labels` with whether
+    it has sold them, in one statement."""
+    quote = connection.ops.quote_name
+    schedules, theaters, seats = (quote(m._meta.db_table) for m in (Schedule, Theater, Seat))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT sc.id, sc.theater_id, sc.date, sc.start_time, t.name, s.id, s.label, s.blocked, {_sold('sc.id')} "
+            f"FROM {schedules} sc JOIN {theaters} t ON t.id = sc.theater_id "
+            f"LEFT JOIN {seats} s ON s.theater_id = sc.theater_id AND {_labels_in(labels)} WHERE sc.public_id = %s",
+            [*labels, public_id],
+        )
+        rows = cursor.fetchall()
+    if not rows:
+        raise NotFound(data=f"Schedule {public_id} not found")
+    pk, theater_id, date, start_time, theater_name = rows[0][:5]
+    fields = Schedule._meta
+    schedule = Schedule.from_db(
+        connection.alias,
+        ["id", "public_id", "theater_id", "date", "start_time"],
+        [pk, public_id, theater_id, fields.get_field("date").to_python(date),
+         fields.get_field("start_time").to_python(start_time)],
+    )  # fmt: skip
+    schedule.theater = Theater.from_db(connection.alias, ["id", "name"], [theater_id, theater_name])
+    return schedule, _bookable(row[5:] for row in rows if row[5] is not None)
+
+
+def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> dict[str, _BookableSeat]:
+    """The show's seats `labels` and whether it has sold them, in one statement (after the hash)."""
+    seats = connection.ops.quote_name(Seat._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT s.id, s.label, s.blocked, {_sold('%s')} FROM {seats} s "
+            f"WHERE s.theater_id = %s AND {_labels_in(labels)}",
+            [schedule.pk, schedule.theater_id, *labels],
+        )
+        return _bookable(cursor.fetchall())
+
+
+def _seats_in_order(*, schedule: Schedule, labels: list[str], seats: dict[str, _BookableSeat]) -> list[_BookableSeat]:
+    """`seats` in the order of `labels`; InvalidParams for a seat the theater lacks or has blocked."""
     missing = [label for label in labels if label not in seats]
     if missing:
         raise InvalidParams(f"seats: No such seat in {schedule.theater.name}: {', '.join(missing)}")
@@ -109,11 +163,9 @@ def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> list[Seat]:
     return [seats[label] for label in labels]
 
 
-def _taken_labels(*, schedule: Schedule, seats: list[Seat]) -> list[str]:
-    taken = set(
-        ReservedSeat.objects.filter(schedule=schedule, seat__in=seats, active=True).values_list("seat_id", flat=True)
-    )
-    return [seat.label for seat in seats if seat.pk in taken]
+def _taken_labels(*, schedule: Schedule, seats: list[_BookableSeat]) -> list[str]:
+    """The labels of `seats` the show had sold when they were read."""
+    return [seat.label for seat in seats if seat.taken]
 
 
 def _conflict(labels: list[str]) -> Conflict:
@@ -150,24 +202,86 @@ def reservation_id_next(*, day: datetime.date) -> str:
     return f"r{day:%Y%m%d}{last:03d}"
 
 
-def _reservation_id_for_insert(*, day: datetime.date) -> str | Func:
-    """The next reservation number of `day`, as the value the reservation's INSERT writes.
-
-    On PostgreSQL an expression: the stored function of migration 0003 (the same upsert as reservation_id_next)
-    runs inside that INSERT, so the day's counter is locked one round trip later and the section every booking
-    of the day waits for (counter, reservation, seats, COMMIT) loses a round trip; Django reads the number back
-    through the INSERT's RETURNING. SQLite has no stored functions: there it is reservation_id_next's statement.
-    """
-    if connection.vendor == "postgresql":
-        return Func(
-            Value(day, output_field=DateField()), function="cinema_reservation_id_next", output_field=CharField()
-        )
-    return reservation_id_next(day=day)
-
-
 def _seat_map_changed_on_commit(schedule: Schedule) -> None:
     public_id = schedule.public_id
     transaction.on_commit(lambda: seat_map_changed.send(sender=Schedule, schedule_id=public_id), robust=True)
+
+
+def _reservation_write(
+    *, schedule: Schedule, seats: list[_BookableSeat], customer_name: str, password_hash: str, now: datetime.datetime
+) -> Reservation:
+    """Write the reservation, its number and its seats, all or nothing; IntegrityError for a seat sold meanwhile.
+
+    Seats are inserted in seat order: two bookings inserting overlapping seats wait on each other in one order,
+    never in a cycle (they could otherwise deadlock around midnight, when they increment different counters).
+    """
+    day = timezone.localdate(now)
+    seat_ids = sorted(seat.pk for seat in seats)
+    if connection.vendor == "postgresql":
+        # One statement, its own transaction: the number, the reservation and its seats (the ORM's insert, bulk
+        # insert, BEGIN and COMMIT were four round trips inside the section every booking of the day waits for,
+        # the counter's lock: py-spy on bench_cinema_booking). Inside a caller's transaction a savepoint keeps a
+        # refused seat from breaking it.
+        with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
+            return _reservation_insert_postgresql(
+                schedule=schedule, seat_ids=seat_ids, customer_name=customer_name, password_hash=password_hash,
+                now=now, day=day,
+            )  # fmt: skip
+    with transaction.atomic(durable=True):
+        reservation = Reservation.objects.create(
+            public_id=reservation_id_next(day=day),
+            schedule=schedule,
+            customer_name=customer_name,
+            password_hash=password_hash,
+            reserved_at=now,
+        )
+        ReservedSeat.objects.bulk_create(
+            [ReservedSeat(reservation=reservation, schedule=schedule, seat_id=seat_id) for seat_id in seat_ids]
+        )
+        _seat_map_changed_on_commit(schedule)
+    return reservation
+
+
+def _reservation_insert_postgresql(
+    *,
+    schedule: Schedule,
+    seat_ids: list[int],
+    customer_name: str,
+    password_hash: str,
+    now: datetime.datetime,
+    day: datetime.date,
+) -> Reservation:
+    quote = connection.ops.quote_name
+    reservations, reserved = quote(Reservation._meta.db_table), quote(ReservedSeat._meta.db_table)
+    status = Reservation.Status.CONFIRMED.value
+    with connection.cursor() as cursor:
+        # cinema_reservation_id_next: migration 0003's upsert of the day's counter, locked until the commit.
+        cursor.execute(
+            f"WITH reservation AS ("
+            f" INSERT INTO {reservations} (public_id, schedule_id, customer_name, password_hash, status,"
+            f" reserved_at, cancel_source) VALUES (cinema_reservation_id_next(%s), %s, %s, %s, %s, %s, '')"
+            f" RETURNING id, public_id"
+            f"), seats AS ("
+            f" INSERT INTO {reserved} (reservation_id, schedule_id, seat_id, active)"
+            f" SELECT reservation.id, %s, seat.id, true"
+            f" FROM reservation, unnest(%s::bigint[]) WITH ORDINALITY AS seat (id, n) ORDER BY seat.n"
+            f") SELECT id, public_id FROM reservation",
+            [day, schedule.pk, customer_name, password_hash, status, now, schedule.pk, seat_ids],
+        )
+        pk, public_id = cursor.fetchone()
+    _seat_map_changed_on_commit(schedule)
+    reservation = Reservation(
+        pk=pk,
+        public_id=public_id,
+        schedule=schedule,
+        customer_name=customer_name,
+        password_hash=password_hash,
+        status=status,
+        reserved_at=now,
+    )
+    reservation._state.adding = False
+    reservation._state.db = connection.alias
+    return reservation
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,15 +304,20 @@ def reservation_create(
     name = _customer_name_validate(customer_name)
     now = timezone.now()
     # Friendly checks first, so a doomed request costs no argon2 hash.
-    schedule = _schedule_for_booking(public_id=schedule_id)
+    schedule, seats_read = _show_and_seats_for_booking(public_id=schedule_id, labels=labels)
     _check_bookable(schedule, now)
-    seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
+    seat_rows = _seats_in_order(schedule=schedule, labels=labels, seats=seats_read)
     taken = _taken_labels(schedule=schedule, seats=seat_rows)
     if taken:
         raise _conflict(taken)
     password_hash = make_password(password)
-    # The seats again after the hash: a layout may have changed meanwhile.
-    seat_rows = _seats_for_booking(schedule=schedule, labels=labels)
+    # The seats again after the hash (tens of milliseconds): a layout may have changed, or a seat been sold,
+    # meanwhile; a sold one is the conflict it is before anything is written.
+    seats_read = _seats_for_booking(schedule=schedule, labels=labels)
+    seat_rows = _seats_in_order(schedule=schedule, labels=labels, seats=seats_read)
+    taken = _taken_labels(schedule=schedule, seats=seat_rows)
+    if taken:
+        raise _conflict(taken)
 
     # No lock on the show: the partial unique index (one active booking per seat and show) is what refuses a
     # seat sold meanwhile, and the day's counter row, locked from its increment to the commit, already runs
@@ -206,27 +325,14 @@ def reservation_create(
     # one-at-a-time section, which every booking waits for (bench_cinema_booking: py-spy showed the server's
     # threads waiting on PostgreSQL, not hashing).
     try:
-        with transaction.atomic(durable=True):
-            reservation = Reservation.objects.create(
-                public_id=_reservation_id_for_insert(day=timezone.localdate(now)),
-                schedule=schedule,
-                customer_name=name,
-                password_hash=password_hash,
-                reserved_at=now,
-            )
-            # In seat order: two bookings inserting overlapping seats wait on each other in one order, never in
-            # a cycle (they could otherwise deadlock around midnight, when they increment different counters).
-            ReservedSeat.objects.bulk_create(
-                [
-                    ReservedSeat(reservation=reservation, schedule=schedule, seat=seat)
-                    for seat in sorted(seat_rows, key=lambda seat: seat.pk)
-                ]
-            )
-            _seat_map_changed_on_commit(schedule)
+        reservation = _reservation_write(
+            schedule=schedule, seats=seat_rows, customer_name=name, password_hash=password_hash, now=now
+        )
     except IntegrityError:
         # The partial unique index refused a seat another booking took after our check; nothing was written
         # (the counter's increment is rolled back too, so numbers stay gapless). Report it as the conflict it is.
-        taken = _taken_labels(schedule=schedule, seats=seat_rows)
+        seats_read = _seats_for_booking(schedule=schedule, labels=labels)
+        taken = _taken_labels(schedule=schedule, seats=[seats_read[label] for label in labels if label in seats_read])
         if not taken:
             raise
         raise _conflict(taken) from None

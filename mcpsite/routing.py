@@ -6,15 +6,19 @@ session manager for the life of the process.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from channels.routing import ProtocolTypeRouter, URLRouter
-from django.core.handlers.asgi import ASGIHandler
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.base import BaseHandler
-from django.urls import path, re_path
+from django.http import FileResponse
+from django.urls import path, re_path, set_script_prefix
 
 from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
@@ -60,10 +64,52 @@ class SyncChainASGIHandler(ASGIHandler):
             else:  # a burst's extra threads end once their work is done
                 thread.shutdown(wait=False)
 
-    async def get_response_async(self, request):
-        # thread_sensitive: the request's own thread (ASGIHandler's ThreadSensitiveContext), where Django's
-        # request_started / request_finished also close this request's database connections.
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+    async def handle(self, scope, receive, send):
+        """ASGIHandler.handle with the request's sync work in one hop to its thread.
+
+        Django's crossed to the request's thread three times: request_started, the response, and its close()
+        (request_finished) after sending, each a SyncToAsync round trip with its context copies (py-spy on `/rpc`,
+        bench_cinema_booking: asgiref's thread_handler and the event loop's wake-ups around them). Here all three
+        run in one call. A response held in memory is closed (its connections released) before it is sent, which
+        is safe: its content is already built. A streaming response is sent as Django sends it, listening for the
+        client's disconnect, and closed after.
+        """
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        with contextlib.closing(body_file):
+            set_script_prefix(get_script_prefix(scope))
+            # thread_sensitive: the request's own thread (__call__'s ThreadSensitiveContext).
+            response = await sync_to_async(self._respond, thread_sensitive=True)(scope, body_file)
+            if not response.streaming:
+                await self.send_response(response, send)
+                return
+            try:
+                async with asyncio.TaskGroup() as tasks:
+                    tasks.create_task(self.listen_for_disconnect(receive))
+                    await self.send_response(response, send)
+                    raise _Sent
+            except* (_Sent, RequestAborted):
+                pass
+            await sync_to_async(response.close, thread_sensitive=True)()
+
+    def _respond(self, scope, body_file):
+        """request_started, the response, and (in memory) its close(), in the request's thread."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)
+            response._handler_class = self.__class__
+            if isinstance(response, FileResponse):  # larger chunks: the ASGI server does its own chunking
+                response.block_size = self.chunk_size
+        if not response.streaming:
+            response.close()
+        return response
+
+
+class _Sent(Exception):
+    """A streaming response was sent: ends the TaskGroup that listens for the client's disconnect meanwhile."""
 
 
 django_app = SyncChainASGIHandler()

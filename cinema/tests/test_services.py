@@ -24,6 +24,10 @@ def _book(schedule_id="s001", seats=("A1", "A2", "A3"), password=PASSWORD):
 
 def test_a_crash_after_the_first_insert_books_nothing(seed_world, monkeypatch):
     """Simulates the process dying mid-transaction: the first seat row is written, then an exception."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        pytest.skip("PostgreSQL writes a booking in one statement: test_a_seat_insert_refused_mid_statement_…")
     real_bulk_create = ReservedSeat.objects.bulk_create
 
     def first_then_die(objs, *args, **kwargs):
@@ -33,6 +37,25 @@ def test_a_crash_after_the_first_insert_books_nothing(seed_world, monkeypatch):
 
     monkeypatch.setattr(ReservedSeat.objects, "bulk_create", first_then_die)
     with pytest.raises(RuntimeError):
+        _book()
+    assert Reservation.objects.count() == 0
+    assert ReservedSeat.objects.count() == 0
+    assert not ReservationDayCounter.objects.filter(last__gt=0).exists()
+
+
+@pytest.mark.postgres
+def test_a_seat_insert_refused_mid_statement_books_nothing(seed_world, monkeypatch):
+    """PostgreSQL's one-statement write: the counter, the reservation and its first seats are written, then the
+    last seat's insert is refused (the first seat again); nothing of the booking stays."""
+    from django.db import IntegrityError
+
+    real_insert = services._reservation_insert_postgresql
+
+    def with_a_bad_last_seat(*, seat_ids, **kwargs):
+        return real_insert(seat_ids=[*seat_ids, seat_ids[0]], **kwargs)
+
+    monkeypatch.setattr(services, "_reservation_insert_postgresql", with_a_bad_last_seat)
+    with pytest.raises(IntegrityError):
         _book()
     assert Reservation.objects.count() == 0
     assert ReservedSeat.objects.count() == 0
@@ -56,9 +79,34 @@ def _taken_only_after_failure():
 
     def taken(**kwargs):
         calls["n"] += 1
-        return [] if calls["n"] <= 1 else real(**kwargs)  # the check before the hash sees nothing
+        return [] if calls["n"] <= 2 else real(**kwargs)  # the checks before and after the hash see nothing
 
     return taken
+
+
+def test_a_seat_sold_while_the_password_is_hashed_is_a_conflict_before_any_write(seed_world, monkeypatch):
+    """Another booking takes the seat during our argon2 hash: the read after the hash sees it and answers 409,
+    without an INSERT (the unique index is the backstop, not the usual path)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    real_make_password = services.make_password
+    rival = {"done": False}
+
+    def hash_while_a_rival_books(password):
+        if not rival["done"]:
+            rival["done"] = True
+            _book(seats=["A2"], password="rival-password")
+            rival["queries"] = len(queries.captured_queries)
+        return real_make_password(password)
+
+    monkeypatch.setattr(services, "make_password", hash_while_a_rival_books)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(Conflict) as info:
+        _book(seats=["A1", "A2"])
+    assert info.value.data["conflicted_seats"] == ["A2"]
+    ours = [q["sql"] for q in queries.captured_queries[rival["queries"] :]]
+    assert ours and not [sql for sql in ours if "INSERT" in sql or "UPDATE" in sql]
+    assert list(ReservedSeat.objects.values_list("seat__label", flat=True)) == ["A2"]
 
 
 def test_password_is_stored_as_argon2id_only(seed_world):
@@ -147,28 +195,28 @@ def test_reservation_numbers_count_on_past_999_in_the_days_format(seed_world):
 
 
 @pytest.mark.postgres
-def test_on_postgresql_the_reservation_insert_takes_its_number_itself(seed_world):
+def test_on_postgresql_a_booking_is_written_by_one_statement(seed_world):
     """The section every booking of a day waits for runs from the day's counter lock to COMMIT. On PostgreSQL the
-    counter is incremented inside the reservation's INSERT (no statement of its own before it), so that section
-    is the reservation, its seats and COMMIT (bench_cinema_booking)."""
+    counter, the reservation and its seats are one statement in its own transaction (the counter incremented
+    inside the reservation's INSERT), so that section is one round trip (bench_cinema_booking)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     with CaptureQueriesContext(connection) as queries:
         _book(seats=("A1", "A2"))
     statements = [q["sql"] for q in queries.captured_queries]
-    writes = [sql for sql in statements if sql.split()[0].upper() in {"INSERT", "UPDATE", "DELETE"}]
-    assert not any("cinema_reservationdaycounter" in sql for sql in statements)
-    assert [sql.split()[0:3] for sql in writes] == [
-        ["INSERT", "INTO", '"cinema_reservation"'],
-        ["INSERT", "INTO", '"cinema_reservedseat"'],
-    ]
+    writes = [sql for sql in statements if "INSERT" in sql or "UPDATE" in sql or "DELETE" in sql]
+    assert len(writes) == 1
+    assert 'INSERT INTO "cinema_reservation"' in writes[0] and 'INSERT INTO "cinema_reservedseat"' in writes[0]
     assert "cinema_reservation_id_next" in writes[0]
+    assert not any("cinema_reservationdaycounter" in sql for sql in statements)
+    assert sorted(ReservedSeat.objects.values_list("seat__label", flat=True)) == ["A1", "A2"]
 
 
 def test_a_bookings_reads_ask_for_no_ordering(seed_world):
-    """The reads every booking makes (the show, its seats twice, the taken ones) sort nothing and join nothing they
-    do not use: Seat's default ordering joined the theater (bench_cinema_booking's profile)."""
+    """The reads every booking makes (the show; its seats, with whether they are sold, before and after the hash)
+    sort nothing and join nothing they do not use: Seat's default ordering joined the theater (bench_cinema_booking's
+    profile)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

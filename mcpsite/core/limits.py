@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from django.conf import settings
 from django.core.cache import caches
 from django_ratelimit.core import ALL, _get_window, _make_cache_key, _split_rate, get_usage
@@ -13,7 +15,27 @@ API_KEY_GROUP = "mcp.apikey"
 
 def usage(*, group: str, key: str, rate: str, increment: bool = False) -> dict | None:
     """django-ratelimit's count for `key` in `group` at `rate` (`count`, `limit`, `should_limit`, `time_left`),
-    counting one hit first when `increment`."""
+    counting one hit first when `increment`.
+
+    Counting increments first: get_usage adds the window's counter (a read that finds it there, on every hit
+    but the window's first) and only then increments it. The window's first hit finds no counter to increment
+    and goes through get_usage, which adds it, as exact as before.
+    """
+    if increment and getattr(settings, "RATELIMIT_ENABLE", True):
+        limit, period = _split_rate(rate)
+        window = _get_window(key, period)
+        try:
+            count = caches[settings.RATELIMIT_USE_CACHE].incr(_make_cache_key(group, window, rate, key, ALL))
+        except ValueError:  # no counter yet in this window
+            pass
+        else:
+            if count is not None:  # a Redis client answers None for an unknown key
+                return {
+                    "count": count,
+                    "limit": limit,
+                    "should_limit": count > limit,
+                    "time_left": window - int(time.time()),
+                }
     return get_usage(None, group=group, key=lambda _group, _request: key, rate=rate, increment=increment)
 
 
