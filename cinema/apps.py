@@ -12,6 +12,9 @@ class CinemaConfig(AppConfig):
     # Fields staff may never filter on (mcpsite/admin_security.py).
     secret_fields = {"cinema.reservation": {"password_hash"}}
 
+    # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
+    dashboard_blocks = ("cinema.dashboard.shows_block", "cinema.dashboard.bookings_block")
+
     def ready(self) -> None:
         # Registers the system check and the MCP tools, resources and prompts.
         from . import checks, prompts, resources, tools  # noqa: F401

@@ -10,5 +10,8 @@ class LedgerConfig(AppConfig):
     # What a staff member needs in the admin to give an API key this scope (docs/security.md).
     mcp_scope_permissions = ("ledger.view_account", "ledger.add_journalentry")
 
+    # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
+    dashboard_blocks = ("ledger.dashboard.ledger_block",)
+
     def ready(self) -> None:
         from . import prompts, resources, tools  # noqa: F401  (registers the MCP tools, resources and prompts)

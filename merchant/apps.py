@@ -10,6 +10,9 @@ class MerchantConfig(AppConfig):
     # What a staff member needs in the admin to give an API key this scope (docs/security.md).
     mcp_scope_permissions = ("merchant.view_product",)
 
+    # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
+    dashboard_blocks = ("merchant.dashboard.sales_block", "merchant.dashboard.stock_block")
+
     def ready(self) -> None:
         from django.db.backends.signals import connection_created
 

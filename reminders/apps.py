@@ -12,6 +12,9 @@ class RemindersConfig(AppConfig):
     # Fields staff may never filter on (mcpsite/admin_security.py).
     secret_fields = {"reminders.profile": {"webhook_url", "feed_token"}}
 
+    # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
+    dashboard_blocks = ("reminders.dashboard.reminders_block",)
+
     def ready(self) -> None:
         # Registers the system checks and the MCP tools, resources and prompts.
         from . import checks, prompts, resources, tools  # noqa: F401

@@ -118,15 +118,15 @@ def test_each_block_only_for_staff_who_may_see_that_app(demo_world, client, admi
     cinema_staff = staff_user(django_user_model, "cinema", "cinema")
     client.force_login(cinema_staff)
     html = dashboard_html(client)
-    assert 'id="dash-shows"' in html and 'id="dash-activity"' in html
-    for block in ("dash-ledger", "dash-stock", "dash-reminders", "dash-tool-calls"):
+    assert 'id="dash-shows"' in html and 'id="dash-bookings"' in html
+    for block in ("dash-sales", "dash-ledger", "dash-stock", "dash-reminders", "dash-tool-calls"):
         assert f'id="{block}"' not in html
-    assert "/admin/merchant/" not in html  # no sales series in the chart either
+    assert "/admin/merchant/" not in html
     assert all(href.startswith("/admin/cinema/") for href, _rows in dashboard_links(html))
 
     everything = dashboard_html(admin_client)
-    for block in ("dash-shows", "dash-activity", "dash-ledger", "dash-stock", "dash-reminders", "dash-tool-calls"):
-        assert f'id="{block}"' in everything
+    blocks = ["dash-shows", "dash-bookings", "dash-ledger", "dash-sales", "dash-stock", "dash-reminders"]
+    assert re.findall(r'<section id="([^"]+)"', everything) == [*blocks, "dash-tool-calls"]
 
     nobody = django_user_model.objects.create_user(username="nobody", password="x" * 12, is_staff=True)
     client.force_login(nobody)
@@ -361,3 +361,32 @@ def test_queries_do_not_grow_with_shows_or_tool_calls(demo_world, admin_client, 
     with CaptureQueriesContext(connection) as rebuilt:
         dashboard_build(user=admin_user, now=timezone.now())
     assert len(rebuilt) == len(built) <= 20
+
+
+def extra_block(viewer):
+    """A block a new app could contribute (test_an_app_contributes_a_block_through_its_appconfig)."""
+    from mcpsite.dashboard import Block, Link, changelist
+
+    if not viewer.may("geo.view_pointlookup"):
+        return None
+    link = Link("1", changelist("geo.pointlookup"))
+    return Block("dash-extra", "Extra", "admin/dashboard/extra_block.html", link)
+
+
+def test_an_app_contributes_a_block_through_its_appconfig(db, admin_client, monkeypatch, tmp_path, settings):
+    """Adding an app touches no platform file: the AppConfig's `dashboard_blocks` names the builder, and its block
+    appears after the blocks of the apps listed before it, before the platform's own."""
+    from django.apps import apps
+
+    (tmp_path / "admin" / "dashboard").mkdir(parents=True)
+    (tmp_path / "admin" / "dashboard" / "extra_block.html").write_text('<a href="{{ data.href }}">{{ data.text }}</a>')
+    settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], tmp_path]}]
+    monkeypatch.setattr(
+        apps.get_app_config("geo"), "dashboard_blocks", ("mcpsite.tests.test_dashboard.extra_block",), raising=False
+    )
+    html = dashboard_html(admin_client)
+    assert re.findall(r'<section id="([^"]+)"', html) == [
+        "dash-shows", "dash-bookings", "dash-ledger", "dash-extra", "dash-sales", "dash-stock", "dash-reminders",
+        "dash-tool-calls",
+    ]  # fmt: skip
+    assert '<a href="/admin/geo/pointlookup/">1</a>' in html

@@ -19,7 +19,7 @@ from ledger.seeding import YEAR_START
 
 from .test_dashboard import seed_dashboard_world, staff_user
 
-BLOCKS = ["dash-shows", "dash-activity", "dash-ledger", "dash-stock", "dash-reminders", "dash-tool-calls"]
+BLOCKS = ["dash-shows", "dash-bookings", "dash-ledger", "dash-sales", "dash-stock", "dash-reminders", "dash-tool-calls"]
 
 
 def log_in(page, base: str, username: str, password: str) -> None:
@@ -41,13 +41,13 @@ def test_dashboard_per_staff_member_links_and_screenshots(
     seed_dashboard_world(monkeypatch)
     base = live_server.url
 
-    # A cinema-only staff member: the cinema's blocks, and in the chart only the bookings.
+    # A cinema-only staff member: the cinema's blocks only (its bookings chart, no sales).
     staff_user(django_user_model, "cinema", "cinema")
     page = admin_login()  # (starts the browser; logged in as a superuser)
     cinema = page.context.browser.new_page(locale="ja-JP")
     log_in(cinema, base, "cinema", "pw-" + "cinema" * 3)
-    assert blocks_shown(cinema) == ["dash-shows", "dash-activity"]
-    assert [t.strip() for t in cinema.locator("#chart-activity .dash-legend li").all_inner_texts()] == ["予約"]
+    assert blocks_shown(cinema) == ["dash-shows", "dash-bookings"]
+    assert [t.strip() for t in cinema.locator("#chart-bookings .dash-legend li").all_inner_texts()] == ["予約"]
     assert cinema.locator("#dash-shows h3").first.inner_text().startswith("今日")
     cinema.screenshot(path=str(tmp_path / "dashboard-cinema-staff-ja.png"), full_page=True)
     cinema.close()
@@ -60,7 +60,7 @@ def test_dashboard_per_staff_member_links_and_screenshots(
     page.screenshot(path=str(tmp_path / "dashboard-ja.png"), full_page=True)
 
     # A chart's bar leads to the changelist behind it, listing exactly that many rows.
-    bar = page.locator("#chart-activity a.series-0:not([data-rows='0'])").last
+    bar = page.locator("#chart-bookings a.series-0:not([data-rows='0'])").last
     rows = int(bar.get_attribute("data-rows"))
     bar.click()
     page.wait_for_url("**/admin/cinema/reservation/?*")
