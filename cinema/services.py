@@ -270,17 +270,22 @@ def _reservation_insert_postgresql(
         )
         pk, public_id = cursor.fetchone()
     _seat_map_changed_on_commit(schedule)
-    reservation = Reservation(
-        pk=pk,
-        public_id=public_id,
-        schedule=schedule,
-        customer_name=customer_name,
-        password_hash=password_hash,
-        status=status,
-        reserved_at=now,
-    )
-    reservation._state.adding = False
-    reservation._state.db = connection.alias
+    # The row as the statement wrote it, loaded as the ORM loads a fetched row (Model.from_db, in field order).
+    row = {
+        "id": pk,
+        "public_id": public_id,
+        "schedule_id": schedule.pk,
+        "customer_name": customer_name,
+        "password_hash": password_hash,
+        "status": status,
+        "reserved_at": now,
+        "cancelled_at": None,
+        "cancelled_by_id": None,
+        "cancel_source": "",
+    }
+    names = [field.attname for field in Reservation._meta.concrete_fields]
+    reservation = Reservation.from_db(connection.alias, names, [row[name] for name in names])
+    reservation.schedule = schedule
     return reservation
 
 

@@ -8,13 +8,15 @@ cache row per point (10,000 a call) would crowd the rate-limit counters stored b
 from __future__ import annotations
 
 import pickle
+import threading
 import time
+from collections import OrderedDict
 from decimal import Decimal
 from itertools import chain
+from typing import Any
 
 from django.core.cache import BaseCache, caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, default_key_func
-from django.core.cache.backends.locmem import LocMemCache
 
 from .merge import Resolved
 
@@ -22,71 +24,174 @@ ALIAS = "geo"
 BATCH = 500  # keys per get_many/set_many (bounded IN lists on database caches)
 
 
-class PointMemoryCache(LocMemCache):
-    """LocMemCache whose get_many/set_many take the lock once per batch instead of once per key.
+class _Store:
+    """One LOCATION's entries, shared by the backend instances of every thread (Django makes one per thread):
+    key -> value in least-recently-used-first order, and key -> expiry (None: never)."""
 
-    Django's versions loop over get()/set(), and each key pays a lock round and the memcached
-    portability check (a lazily compiled regex behind a proxy): 2,500 distinct points cost more
-    than the rest of a cold 10,000-point call (profiled, bench/bench_geo.py). The check only warns
-    about memcached, which never holds these keys (cache_keys() makes them: ASCII, no spaces, short),
-    so the batches skip it; expiry and culling are LocMemCache's own.
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.values: OrderedDict[str, Any] = OrderedDict()
+        self.expiry: dict[str, float | None] = {}
+
+
+_stores: dict[str, _Store] = {}
+_stores_lock = threading.Lock()
+
+
+class PointMemoryCache(BaseCache):
+    """A process-local LRU cache (Django's custom cache backend interface) whose batches take its lock once.
+
+    Django's LocMemCache loops get_many/set_many over get()/set(), each key paying a lock round and the memcached
+    key check (a regex): 2,500 distinct points cost more than the rest of a cold 10,000-point call
+    (bench/bench_geo.py). Here a batch is one pass under one lock, with one clock reading; keys made by
+    cache_keys() are ASCII, short and space-free, so the batches skip the memcached check. Same semantics as
+    LocMemCache otherwise (geo/tests/test_pointcache.py runs each behaviour on both): misses, expiry, versions,
+    MAX_ENTRIES with CULL_FREQUENCY, values copied.
 
     A resolved point, a pair of strings or None, is stored as it is: it cannot change, so the copy pickling makes
-    (LocMemCache's protection against a caller mutating a cached value) protects nothing, and pickling 2,500 of
-    them on a cold call and unpickling them on a warm one was a tenth of the cache's share (cProfile). Any other
-    value is pickled as LocMemCache does.
+    protects nothing. Any other value is pickled, as LocMemCache does.
     """
 
+    pickle_protocol = pickle.HIGHEST_PROTOCOL
+
+    def __init__(self, name: str, params: dict[str, Any]) -> None:
+        super().__init__(params)
+        options = params.get("OPTIONS", {})
+        self.max_entries = int(options.get("MAX_ENTRIES", params.get("max_entries", 300)))
+        self.cull_frequency = int(options.get("CULL_FREQUENCY", params.get("cull_frequency", 3)))
+        with _stores_lock:
+            self.store = _stores.setdefault(name, _Store())
+
+    # --- single keys -------------------------------------------------------------------------------------------
+
     def get(self, key, default=None, version=None):
-        key = self.make_key(key, version=version)
-        self.validate_key(key)
-        with self._lock:
-            if self._has_expired(key):
-                self._delete(key)
+        made = self._key(key, version)
+        with self.store.lock:
+            if not self._live(made, time.time()):
                 return default
-            value = self._cache[key]
-            self._cache.move_to_end(key, last=False)
+            value = self.store.values[made]
+            self.store.values.move_to_end(made)
         return _thaw(value)
+
+    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        made = self._key(key, version)
+        with self.store.lock:
+            self._put([(made, self._freeze(value))], self.get_backend_timeout(timeout))
+
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        made = self._key(key, version)
+        with self.store.lock:
+            if self._live(made, time.time()):
+                return False
+            self._put([(made, self._freeze(value))], self.get_backend_timeout(timeout))
+            return True
+
+    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
+        made = self._key(key, version)
+        with self.store.lock:
+            if not self._live(made, time.time()):
+                return False
+            self.store.expiry[made] = self.get_backend_timeout(timeout)
+            return True
+
+    def delete(self, key, version=None):
+        made = self._key(key, version)
+        with self.store.lock:
+            return self._drop(made)
+
+    def has_key(self, key, version=None):
+        made = self._key(key, version)
+        with self.store.lock:
+            return self._live(made, time.time())
+
+    def incr(self, key, delta=1, version=None):
+        made = self._key(key, version)
+        with self.store.lock:
+            if not self._live(made, time.time()):
+                raise ValueError(f"Key '{key}' not found")
+            value = _thaw(self.store.values[made]) + delta
+            self.store.values[made] = self._freeze(value)
+            self.store.values.move_to_end(made)
+            return value
+
+    def clear(self):
+        with self.store.lock:
+            self.store.values.clear()
+            self.store.expiry.clear()
+
+    # --- batches -----------------------------------------------------------------------------------------------
 
     def get_many(self, keys, version=None):
         keys = list(keys)
-        made = self._make_keys(keys, version)
+        made = self._keys(keys, version)
         found = {}
-        cache, expire_info, now = self._cache, self._expire_info, time.time()
-        with self._lock:
+        values, expiry, now = self.store.values, self.store.expiry, time.time()
+        with self.store.lock:
             for key, original in zip(made, keys, strict=True):
-                expiry = expire_info.get(key, -1)
-                if expiry is None or expiry > now:
-                    found[original] = cache[key]
-                    cache.move_to_end(key, last=False)
-                elif expiry != -1:
-                    self._delete(key)  # expired (a missing key, -1, has nothing to delete)
+                expires = expiry.get(key, -1)
+                if expires is None or expires > now:
+                    found[original] = values[key]
+                    values.move_to_end(key)
+                elif expires != -1:
+                    self._drop(key)  # expired (a missing key, -1, has nothing to drop)
         if set(map(type, found.values())) <= {tuple}:
             return found  # resolved points as stored (the common case): nothing to unpickle
         return {key: _thaw(value) for key, value in found.items()}
 
-    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
-        key = self.make_key(key, version=version)
-        self.validate_key(key)
-        with self._lock:
-            self._set(key, self._freeze(value), timeout)
-
     def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
-        made = self._make_keys(data, version)
+        made = self._keys(data, version)
         values = list(data.values())
         frozen = values if _all_resolved(values) else list(map(self._freeze, values))
-        cache, expire_info = self._cache, self._expire_info
-        with self._lock:
-            expiry = self.get_backend_timeout(timeout)  # one clock reading for the batch
-            for key, value in zip(made, frozen, strict=True):
-                if len(cache) >= self._max_entries:
-                    self._cull()
-                cache[key] = value
-                cache.move_to_end(key, last=False)
-                expire_info[key] = expiry
+        with self.store.lock:
+            self._put(zip(made, frozen, strict=True), self.get_backend_timeout(timeout))  # one clock reading
         return []
 
-    def _make_keys(self, keys, version) -> list[str]:
+    def delete_many(self, keys, version=None):
+        made = self._keys(list(keys), version)
+        with self.store.lock:
+            for key in made:
+                self._drop(key)
+
+    # --- inside the lock ---------------------------------------------------------------------------------------
+
+    def _live(self, key: str, now: float) -> bool:
+        expires = self.store.expiry.get(key, -1)
+        if expires is None or (expires != -1 and expires > now):
+            return True
+        if expires != -1:
+            self._drop(key)
+        return False
+
+    def _put(self, items, expires: float | None) -> None:
+        values, expiry = self.store.values, self.store.expiry
+        for key, value in items:
+            if key not in values and len(values) >= self.max_entries:
+                self._cull()
+            values[key] = value
+            values.move_to_end(key)
+            expiry[key] = expires
+
+    def _cull(self) -> None:
+        """Drop the least recently used 1/CULL_FREQUENCY of the entries (all of them when it is 0), as LocMemCache
+        does."""
+        values = self.store.values
+        count = len(values) if self.cull_frequency == 0 else max(len(values) // self.cull_frequency, 1)
+        for _ in range(count):
+            key, _value = values.popitem(last=False)
+            self.store.expiry.pop(key, None)
+
+    def _drop(self, key: str) -> bool:
+        self.store.expiry.pop(key, None)
+        return self.store.values.pop(key, _MISSING) is not _MISSING
+
+    # --- keys and values ---------------------------------------------------------------------------------------
+
+    def _key(self, key, version) -> str:
+        made = self.make_key(key, version=version)
+        self.validate_key(made)
+        return made
+
+    def _keys(self, keys, version) -> list[str]:
         """make_key() of each key: the default key function's format applied in one pass."""
         if self.key_func is not default_key_func:
             return [self.make_key(key, version=version) for key in keys]
@@ -99,14 +204,8 @@ class PointMemoryCache(LocMemCache):
                 return value
         return pickle.dumps(value, self.pickle_protocol)
 
-    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
-        key = self.make_key(key, version=version)
-        self.validate_key(key)
-        with self._lock:
-            if self._has_expired(key):
-                self._set(key, self._freeze(value), timeout)
-                return True
-            return False
+
+_MISSING = object()
 
 
 def _all_resolved(values: list) -> bool:

@@ -6,113 +6,20 @@ session manager for the life of the process.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from channels.routing import ProtocolTypeRouter, URLRouter
-from django.core import signals
-from django.core.exceptions import RequestAborted
-from django.core.handlers.asgi import ASGIHandler, get_script_prefix
-from django.core.handlers.base import BaseHandler
-from django.http import FileResponse
-from django.urls import path, re_path, set_script_prefix
+from django.urls import path, re_path
 
+from .django_asgi import DjangoASGI
 from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
 from .mcp.websocket import McpWebSocketConsumer
 
 logger = logging.getLogger("mcpsite")
 
-# Idle request threads kept for Django's later requests; more than this many concurrent requests start extra ones.
-KEPT_REQUEST_THREADS = 64
-
-
-class SyncChainASGIHandler(ASGIHandler):
-    """Django's ASGI handler with its middleware chain loaded in sync mode and run in one worker-thread hop.
-
-    Every view here is sync. Loaded in async mode (as ASGIHandler does), each of the eleven sync-capable
-    middlewares crossed from the event loop to the request's thread and back for its process_request and
-    process_response, and the view once more: py-spy on `/rpc` (bench/bench_cinema_booking.py) showed that
-    ping-pong (asgiref's SyncToAsync/AsyncToSync, MiddlewareMixin.__acall__) holding the GIL nearly three times
-    as long as the tool itself. In sync mode the chain, the view and the tool run in one thread, as under WSGI,
-    with the same middlewares in the same order.
-    """
-
-    def __init__(self):
-        BaseHandler.__init__(self)
-        self.load_middleware(is_async=False)
-        self._idle_threads: list[ThreadPoolExecutor] = []
-
-    async def __call__(self, scope, receive, send):
-        """ASGIHandler's, with the request's thread kept for later requests. Without an executor of its own,
-        asgiref's ThreadSensitiveContext started a thread for every request and another one to join it at the
-        end (py-spy: Thread.start and the executor's set-up and shutdown on the event loop, bench_cinema_booking)."""
-        if scope["type"] != "http":
-            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        # One request at a time per thread, as ThreadSensitiveContext requires: as many threads as concurrent
-        # requests, as before, of which KEPT_REQUEST_THREADS stay for later requests.
-        thread = self._idle_threads.pop() if self._idle_threads else ThreadPoolExecutor(1, "django-request")
-        try:
-            async with ThreadSensitiveContext(executor=thread):
-                await self.handle(scope, receive, send)
-        finally:
-            if len(self._idle_threads) < KEPT_REQUEST_THREADS:
-                self._idle_threads.append(thread)
-            else:  # a burst's extra threads end once their work is done
-                thread.shutdown(wait=False)
-
-    async def handle(self, scope, receive, send):
-        """ASGIHandler.handle with the request's sync work in one hop to its thread.
-
-        Django's crossed to the request's thread three times: request_started, the response, and its close()
-        (request_finished) after sending, each a SyncToAsync round trip with its context copies (py-spy on `/rpc`,
-        bench_cinema_booking: asgiref's thread_handler and the event loop's wake-ups around them). Here all three
-        run in one call. A response held in memory is closed (its connections released) before it is sent, which
-        is safe: its content is already built. A streaming response is sent as Django sends it, listening for the
-        client's disconnect, and closed after.
-        """
-        try:
-            body_file = await self.read_body(receive)
-        except RequestAborted:
-            return
-        with contextlib.closing(body_file):
-            set_script_prefix(get_script_prefix(scope))
-            # thread_sensitive: the request's own thread (__call__'s ThreadSensitiveContext).
-            response = await sync_to_async(self._respond, thread_sensitive=True)(scope, body_file)
-            if not response.streaming:
-                await self.send_response(response, send)
-                return
-            try:
-                async with asyncio.TaskGroup() as tasks:
-                    tasks.create_task(self.listen_for_disconnect(receive))
-                    await self.send_response(response, send)
-                    raise _Sent
-            except* (_Sent, RequestAborted):
-                pass
-            await sync_to_async(response.close, thread_sensitive=True)()
-
-    def _respond(self, scope, body_file):
-        """request_started, the response, and (in memory) its close(), in the request's thread."""
-        signals.request_started.send(sender=self.__class__, scope=scope)
-        request, response = self.create_request(scope, body_file)
-        if request is not None:
-            response = self.get_response(request)
-            response._handler_class = self.__class__
-            if isinstance(response, FileResponse):  # larger chunks: the ASGI server does its own chunking
-                response.block_size = self.chunk_size
-        if not response.streaming:
-            response.close()
-        return response
-
-
-class _Sent(Exception):
-    """A streaming response was sent: ends the TaskGroup that listens for the client's disconnect meanwhile."""
-
-
-django_app = SyncChainASGIHandler()
+django_app = DjangoASGI()
 
 
 async def refuse_websocket(scope, receive, send) -> None:

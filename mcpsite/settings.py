@@ -218,7 +218,7 @@ else:
         # Resolved points: up to 10,000 per call, too many for row-per-key database writes; kept per
         # process here, shared through Redis when REDIS_URL is set.
         "geo": {
-            "BACKEND": "geo.pointcache.PointMemoryCache",  # LocMemCache with batched get_many/set_many
+            "BACKEND": "geo.pointcache.PointMemoryCache",  # an in-memory LRU with batched get_many/set_many
             "LOCATION": "geo-points",
             "OPTIONS": {"MAX_ENTRIES": 200_000},
         },
@@ -318,6 +318,9 @@ MCP_PAGE_SIZE = int(env_raw("MCP_PAGE_SIZE", 50))
 MCP_TOOL_THREADS = int(env_raw("MCP_TOOL_THREADS", 12))
 MCP_UPSTREAM_THREADS = int(env_raw("MCP_UPSTREAM_THREADS", 8))
 MCP_KEY_CONCURRENCY = int(env_raw("MCP_KEY_CONCURRENCY", 4))
+# Threads serving Django's pages (admin, /rpc, REST, feeds) in each process (mcpsite/django_asgi.py); requests past
+# this many at once wait for a thread.
+DJANGO_REQUEST_THREADS = int(env_raw("DJANGO_REQUEST_THREADS", 64))
 # Audit rows are written in batches every MCP_AUDIT_FLUSH_SECONDS (0: one insert inside each call), at most
 # MCP_AUDIT_BUFFER_ROWS waiting: the most a killed process can lose (dispatch.AuditBuffer).
 MCP_AUDIT_FLUSH_SECONDS = float(env_raw("MCP_AUDIT_FLUSH_SECONDS", 1.0))

@@ -1,4 +1,4 @@
-"""The point cache's batched LocMemCache keeps LocMemCache's semantics: misses, expiry, culling, versions."""
+"""The point cache (our own in-memory LRU backend) keeps LocMemCache's semantics: misses, expiry, culling, versions."""
 
 import time
 
@@ -64,3 +64,28 @@ def test_a_tuple_holding_a_mutable_value_is_still_a_copy(cache):
     value[1].append("changed")
     assert cache.get_many(["k"])["k"] == ("13101", ["東京都"])
     assert cache.get("k") == ("13101", ["東京都"])
+
+
+def test_culling_drops_the_least_recently_used(cache):
+    cache.set_many({f"k{i}": (str(i), "x") for i in range(4)}, timeout=60)
+    assert cache.get("k0") == ("0", "x")  # k0 is now the most recently used
+    cache.set("k4", ("4", "x"), timeout=60)  # full: culls half, the least recently used (k1, k2)
+    assert cache.has_key("k0") and cache.has_key("k4")
+    assert not cache.has_key("k1") and not cache.has_key("k2")
+
+
+def test_touch_delete_and_delete_many(cache, monkeypatch):
+    cache.set_many({"a": ("1", "x"), "b": ("2", "x"), "c": ("3", "x")}, timeout=10)
+    assert cache.touch("a", timeout=100) and not cache.touch("missing")
+    assert cache.delete("b") and not cache.delete("b")
+    cache.delete_many(["c", "missing"])
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 11)
+    assert cache.get_many(["a", "b", "c"]) == {"a": ("1", "x")}
+
+
+def test_instances_of_one_location_share_their_entries(cache):
+    """Django makes a backend instance per thread: they must see one another's entries."""
+    twin = type(cache)(f"test-{type(cache).__name__}", {"OPTIONS": {"MAX_ENTRIES": 4, "CULL_FREQUENCY": 2}})
+    cache.set("shared", ("1", "x"), timeout=60)
+    assert twin.get("shared") == ("1", "x")

@@ -169,9 +169,8 @@ class ApiKeyAuthentication(BaseAuthentication):
     """DRF authentication: `Authorization: Bearer <key>`; `request.auth` is the ApiKey."""
 
     def authenticate(self, request):
-        scope = getattr(request._request, "scope", None) or {}
-        if scope.get(SCOPE_AUTHENTICATED_KEY) is not None:
-            api_key = scope[SCOPE_AUTHENTICATED_KEY]
+        api_key = request.META.get(SCOPE_AUTHENTICATED_KEY)  # already checked by mcpsite.guard.RequestGuard
+        if api_key is not None:
             return (api_key.owner, api_key)
         token = bearer_token(request.META.get("HTTP_AUTHORIZATION"))
         if token is None:
