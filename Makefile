@@ -42,10 +42,13 @@ demo: venv messages
 # Production (docs/production.md): the environment names the database, Redis, hosts and secret; migrate alone
 # prepares a fresh database; N uvicorn worker processes serve it, stateless, behind any load balancer.
 WORKERS ?= 2
+# Each worker writes its metrics under PROMETHEUS_MULTIPROC_DIR, emptied here before they start; /metrics sums them.
+METRICS_DIR ?= var/metrics
 serve: venv messages
 	@$(PY) manage.py migrate --noinput -v 0
 	@$(PY) manage.py collectstatic --noinput -v 0
-	@$(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) --http httptools \
+	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
+	@PROMETHEUS_MULTIPROC_DIR=$(abspath $(METRICS_DIR)) $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) --http httptools \
 	  --lifespan on --no-access-log --proxy-headers
 
 test: venv system-deps messages
@@ -69,12 +72,12 @@ gettext:
 	  else echo "Install the Debian package gettext (msgfmt compiles the Japanese catalogue)" >&2; exit 1; fi; fi
 
 # System packages the tests use: Debian chromium (Playwright drives it) with CJK fonts, so screenshots
-# of the Japanese admin are legible, redis-server (the REDIS_URL cache is tested against a real one) and gettext
-# (msgfmt: compilemessages).
-SYSTEM_PACKAGES := chromium fonts-noto-cjk redis-server gettext
+# of the Japanese admin are legible, redis-server (the REDIS_URL cache is tested against a real one), gettext
+# (msgfmt: compilemessages) and prometheus (scrapes two workers; promtool checks the exposition).
+SYSTEM_PACKAGES := chromium fonts-noto-cjk redis-server gettext prometheus
 system-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
-	    || ! command -v msgfmt >/dev/null 2>&1 \
+	    || ! command -v msgfmt >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1 \
 	    || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "Installing $(SYSTEM_PACKAGES) for the tests"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \

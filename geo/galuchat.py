@@ -20,6 +20,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from mcpsite.core import metrics
+
 from .conf import ENDPOINTS, GaluchatConfig
 from .errors import ApiError, UpstreamRateLimited
 
@@ -136,6 +138,7 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
         raise UpstreamRateLimited(
             f"Too many GaluchatAPI requests are waiting for POST {path}; retry shortly", location
         ) from None
+    started, outcome = time.perf_counter(), "error"
     try:
         response = session().post(
             config.endpoint_url(granularity),
@@ -145,12 +148,16 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
             allow_redirects=False,
             headers={"Accept": "application/json"},
         )
+        outcome = str(response.status_code)
     except requests.Timeout:
+        outcome = "timeout"
         raise ApiError(f"GaluchatAPI POST {path} timed out after {int(config.timeout_s * 1000)} ms", location) from None
     except requests.ConnectionError:
         raise ApiError(f"Could not connect to GaluchatAPI for POST {path}", location) from None
     except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError):
         raise ApiError(f"GaluchatAPI POST {path} sent a broken response", location) from None
+    finally:
+        metrics.upstream_call(service="galuchat", status=outcome, seconds=time.perf_counter() - started)
     status = response.status_code
     if status == 429:
         retry_after = response.headers.get("Retry-After")

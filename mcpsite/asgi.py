@@ -6,7 +6,11 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 django.setup(set_prefix=False)  # before the router imports models; the router builds Django's ASGI handler
 
-from mcpsite.routing import application  # noqa: E402,F401
+from mcpsite.routing import application as site  # noqa: E402
+from mcpsite.tracing import traced_asgi  # noqa: E402
+
+# With OTEL_EXPORTER_OTLP_ENDPOINT set, each request is traced from here (docs/operations.md).
+application = traced_asgi(site)
 
 # What is loaded by now (modules, settings, the URL conf, the tool registry, the MCP server) lives as long as the
 # process: frozen out of the garbage collector's reach, so the collections a request triggers no longer walk it

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 
 from channels.routing import ProtocolTypeRouter, URLRouter
 from django.urls import path, re_path
@@ -16,6 +17,7 @@ from .django_asgi import DjangoASGI
 from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
 from .mcp.websocket import McpWebSocketConsumer
+from .observability import process_ended, start_sampler
 
 logger = logging.getLogger("mcpsite")
 
@@ -60,7 +62,11 @@ class Application:
 
     async def _lifespan(self, receive, send) -> None:
         await receive()  # lifespan.startup
+        sampling = threading.Event()
+        start_sampler(sampling)
         async with contextlib.AsyncExitStack() as stack:
+            stack.callback(process_ended)
+            stack.callback(sampling.set)
             try:
                 await stack.enter_async_context(self.mcp.lifespan())
             except Exception as exc:

@@ -4,6 +4,7 @@ Values are read here once; `mcpsite/checks.py` and each app's `checks.py` valida
 configuration stops `manage.py check` with a clear message.
 """
 
+import ipaddress
 import os
 from datetime import timedelta
 from decimal import Decimal
@@ -382,22 +383,43 @@ AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 # The client address is REMOTE_ADDR: behind a proxy, uvicorn's --proxy-headers/--forwarded-allow-ips set it.
 
+# --- Operations (docs/operations.md) ---
+# /metrics answers a request bearing this token, or from these addresses (CIDR allowed); anyone else gets 403.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", "127.0.0.1/32,::1/128")
+try:
+    METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network(entry, strict=False) for entry in METRICS_ALLOWED_IPS]
+except ValueError as exc:
+    raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {exc} (addresses or networks, comma-separated)") from None
+# "plain" (the default) or "json": one JSON object a line, with the request id, trace id, key, tool, outcome and
+# duration of each tool call (logger mcpsite.calls, INFO).
+LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "mcpsite.logjson.JsonFormatter"},
+    },
     # Calendar feed tokens never reach a log line (mcpsite.logfilters; the access loggers get it in AppConfig.ready).
     "filters": {"redact_feed_tokens": {"()": "mcpsite.logfilters.RedactFeedTokens"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "plain",
+            "formatter": LOG_FORMAT,
             "stream": "ext://sys.stderr",
             "filters": ["redact_feed_tokens"],
         }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # A line per tool call: for log pipelines (json); the plain console stays quiet.
+        "mcpsite.calls": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
+    },
 }
 
 REST_FRAMEWORK = {

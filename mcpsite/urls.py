@@ -2,10 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 
 from .mcp import views
+from .observability import metrics
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("rpc", views.JsonRpcView.as_view(), name="rpc"),
     path("mcp/tools/list", views.RestToolsListView.as_view(), name="rest-tools-list"),
     path("mcp/tools/call", views.RestToolsCallView.as_view(), name="rest-tools-call"),

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from mcpsite.core import metrics
 from mcpsite.core.errors import Conflict, InvalidParams
 from mcpsite.core.text import trimmed
 
@@ -196,6 +197,7 @@ def message_deliver(*, message_id: int, now: datetime.datetime | None = None) ->
         update = {"status": Message.Status.SENT, "sent_at": timezone.now(), "failure_reason": ""}
     with transaction.atomic(durable=True):
         Message.objects.filter(pk=message.pk, status=Message.Status.SENDING).update(claimed_until=None, **update)
+    metrics.delivery(channel=message.platform, outcome=update["status"])
     return update["status"]
 
 
@@ -340,6 +342,7 @@ def _reminders_claim(*, worker: str, now: datetime.datetime, batch: int) -> list
         if not due:
             return []
         Reminder.objects.filter(pk__in=[r.pk for r in due]).update(claimed_until=now + LEASE, claimed_by=token)
+    metrics.REMINDERS_DUE.inc(len(due))
     return [Claim(r.pk, r.next_fire_at, token) for r in due if r.next_fire_at is not None]  # due: all have one
 
 
@@ -416,6 +419,11 @@ def _failure_detail(exc: Exception, webhook_url: str) -> str:
     return text
 
 
+def _delivery_observed(channel: str, status: str, *, lag: datetime.timedelta) -> None:
+    metrics.delivery(channel=f"reminder-{channel}", outcome=status)
+    metrics.REMINDER_LAG_SECONDS.observe(max(lag.total_seconds(), 0.0))
+
+
 def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.datetime, late: bool) -> bool:
     """Record the occurrence and schedule the next one, in one transaction. False if the lease was lost."""
     with transaction.atomic(durable=True):
@@ -431,12 +439,14 @@ def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.da
             reminder.claimed_by = ""
             reminder.save(update_fields=["attempts", "claimed_until", "claimed_by"])
             return False
+        status = ReminderDelivery.Status.FAILED if error else ReminderDelivery.Status.SENT
+        transaction.on_commit(lambda: _delivery_observed(channel, status, lag=(now - claim.occurrence)))
         ReminderDelivery.objects.create(
             reminder=reminder,
             occurrence_at=claim.occurrence,
             delivered_at=now,
             channel=channel,
-            status=ReminderDelivery.Status.FAILED if error else ReminderDelivery.Status.SENT,
+            status=status,
             late=late,
             error=error,
             worker=claim.token,

@@ -26,18 +26,24 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 
 from mcpsite.cache import commit_without_flush_wait
+from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, MethodNotFound, RateLimited, ScopeDenied
 from mcpsite.core.jsonutil import to_jsonable
 from mcpsite.core.limits import enforce_api_key_rate
 from mcpsite.models import ToolCall
+from mcpsite.tracing import tracer
 
 from . import registry
 from .registry import CallContext, ToolSpec
 from .wire import INTERNAL_ERROR, jsonrpc_code
 
 logger = logging.getLogger("mcpsite.mcp")
+# One line per tool call (LOG_FORMAT=json turns it on: settings.LOGGING).
+calls_logger = logging.getLogger("mcpsite.calls")
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,9 +241,14 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
 def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
     """Run one tool call. Raises ApplicationError for errors the transport renders as JSON-RPC errors."""
     started = time.perf_counter()
-    outcome, error_code, spec_name = ToolCall.Outcome.OK, "", str(name)[:100]
+    outcome, error_code, spec_name, group = ToolCall.Outcome.OK, "", str(name)[:100], ""
+    span = tracer.start_span("mcpsite.tool")  # named after the tool once it is known to be one of ours
+    current = otel_context.attach(trace.set_span_in_context(span))  # the tool's queries are its children
     try:
         spec = _find(name, ctx, groups)
+        group = spec.group
+        span.update_name(f"tool {spec.name}")
+        span.set_attributes({"mcpsite.tool": spec.name, "mcpsite.group": group, "mcpsite.transport": ctx.transport})
         enforce_api_key_rate(ctx.api_key)
         try:
             arguments = validate_arguments(spec, arguments)
@@ -262,17 +273,50 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         logger.exception("Tool %s failed (request %s)", spec_name, ctx.request_id)
         raise InternalError(data={"request_id": ctx.request_id}) from None
     finally:
-        audit(ctx, spec_name, outcome, error_code, started)
+        span.set_attribute("mcpsite.outcome", outcome)
+        span.end()
+        otel_context.detach(current)
+        audit(ctx, spec_name, outcome, error_code, started, group=group)
 
 
-def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float) -> None:
-    """Record one call of `tool` (or a resource read) that began at perf_counter() `started`. Call it from a
-    worker thread: it may write. Names, codes and timings only: arguments may hold passwords and are never stored."""
+def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "") -> None:
+    """Record one call of `tool` (or a resource read) of `group` ("" when the name is none of ours) that began at
+    perf_counter() `started`, in the audit log and the metrics. Call it from a worker thread: it may write. Names,
+    codes and timings only: arguments may hold passwords and are never stored."""
+    seconds = time.perf_counter() - started
+    metrics.tool_call(
+        tool=tool if group else "unknown",  # a name nobody registered must not become a label value
+        group=group or "none",
+        transport=ctx.transport,
+        protocol=ctx.protocol or "none",
+        outcome=outcome,
+        seconds=seconds,
+    )
+    if outcome == ToolCall.Outcome.RATE_LIMITED:
+        metrics.rate_limited("api_key")
+    if calls_logger.isEnabledFor(logging.INFO):
+        calls_logger.info(
+            "%s %s %dms",
+            tool,
+            outcome,
+            seconds * 1000,
+            extra={
+                "request_id": ctx.request_id,
+                "key_id": ctx.api_key.pk if ctx.api_key is not None else None,
+                "user_id": ctx.owner.pk if ctx.owner is not None else None,
+                "tool": tool if group else "unknown",
+                "group": group or None,
+                "transport": ctx.transport,
+                "protocol": ctx.protocol or None,
+                "outcome": outcome,
+                "duration_ms": round(seconds * 1000, 1),
+            },
+        )
     row = ToolCall(
         **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
         transport=ctx.transport,
         tool=tool,
-        duration_ms=int((time.perf_counter() - started) * 1000),
+        duration_ms=int(seconds * 1000),
         outcome=outcome,
         error_code=error_code,
         request_id=ctx.request_id,
@@ -359,12 +403,16 @@ def _executor(kind: str) -> ThreadPoolExecutor:
 
 
 def in_worker_thread(func, kind: str = "tool"):
+    busy = metrics.WORKER_THREADS_BUSY.labels(kind)
+
     def run(*args, **kwargs):
+        busy.inc()
         close_old_connections()
         try:
             return func(*args, **kwargs)
         finally:
             close_old_connections()
+            busy.dec()
 
     async def call(*args, **kwargs):
         # Calls from different clients run in parallel worker threads, with the caller's context variables (as

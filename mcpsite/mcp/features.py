@@ -111,10 +111,10 @@ def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[st
     `resources/read <name>`, or `resources/read` for a URI that names none): a read can hold what a tool would
     return (a balance sheet, a seat map), so staff see who read what, when, and how it ended."""
     started = time.perf_counter()
-    tool, outcome, error_code = "resources/read", ToolCall.Outcome.OK, ""
+    tool, group, outcome, error_code = "resources/read", "", ToolCall.Outcome.OK, ""
     try:
         spec, variables = _resource_at(uri)
-        tool = f"resources/read {spec.name}"
+        tool, group = f"resources/read {spec.name}", spec.group
         _check_group(spec.group, call_ctx, groups, _resource_not_found(uri))
         if isinstance(spec, resources.TemplateSpec):
             return spec.mime_type, spec.read(variables, call_ctx)
@@ -131,7 +131,7 @@ def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[st
         logger.exception("Resource %s failed (request %s)", uri, call_ctx.request_id)
         raise _protocol_error(InternalError(data={"request_id": call_ctx.request_id})) from None
     finally:
-        dispatch.audit(call_ctx, tool, outcome, error_code, started)
+        dispatch.audit(call_ctx, tool, outcome, error_code, started, group=group)
 
 
 def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) -> dict[str, Any]:

@@ -42,6 +42,8 @@ class CallContext:
     owner: AbstractBaseUser | None = None
     # Confirmation, progress and cancellation, where the transport and the client support them (interaction.py).
     interaction: Interaction = NO_INTERACTION
+    # The MCP protocol revision of the request ("" on transports without one: /rpc, REST, WebSocket).
+    protocol: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,201 @@
+"""Metrics and traces with the real components operators run: Debian's Prometheus scraping two uvicorn workers, and
+the OpenTelemetry SDK's OTLP/HTTP exporter sending to a receiver on loopback that decodes what it gets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from .live import free_port, live_site
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def rpc(url: str, key: str, method: str, params: dict) -> dict:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return httpx2.post(f"{url}/rpc", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=30).json()
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def prometheus_binary() -> str:
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.fail("Debian's prometheus is not installed (make test installs it: apt-get install prometheus)")
+    return binary
+
+
+def test_prometheus_counts_calls_refusals_and_errors_across_two_workers(tmp_path, prometheus_binary):
+    metrics_dir = tmp_path / "metrics"
+    metrics_dir.mkdir()
+    with live_site(tmp_path) as site:
+        limited, _pk = site.create_api_key("limited", "--scopes", "cinema", "--rate", "2/m")
+        url = site.start_server(workers=2, PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
+        for _ in range(7):
+            assert "result" in rpc(url, site.key, "get_movie_list", {})
+        for _ in range(2):  # a show that does not exist: the tool's 404
+            assert rpc(url, site.key, "get_seat_availability", {"schedule_id": "nope"})["error"]["code"] == 404
+        answers = [rpc(url, limited, "get_movie_list", {}) for _ in range(5)]
+        assert sum("result" in a for a in answers) == 2
+        assert sum(a.get("error", {}).get("code") == 429 for a in answers) == 3
+
+        # Both workers wrote their own files; /metrics (answered by either) sums them.
+        exposition = httpx2.get(f"{url}/metrics", timeout=10)
+        assert exposition.status_code == 200
+        check = subprocess.run(
+            ["promtool", "check", "metrics"], input=exposition.text, capture_output=True, text=True, timeout=60
+        )
+        assert check.returncode == 0, check.stdout + check.stderr
+
+        port = free_port()
+        config = tmp_path / "prometheus.yml"
+        config.write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            "scrape_configs:\n"
+            f"  - job_name: mcpsite\n    static_configs: [{{targets: ['{url.removeprefix('http://')}']}}]\n"
+        )
+        prometheus = subprocess.Popen(
+            [prometheus_binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            api = f"http://127.0.0.1:{port}/api/v1/query"
+
+            def query(expression: str) -> float | None:
+                try:
+                    found = httpx2.get(api, params={"query": expression}, timeout=5).json()["data"]["result"]
+                except (httpx2.HTTPError, ValueError, KeyError):
+                    return None
+                return float(found[0]["value"][1]) if found else None
+
+            ok = 'sum(mcpsite_tool_calls_total{tool="get_movie_list",outcome="ok",transport="rpc"})'
+            assert wait_for(lambda: query(ok) == 9, what="9 ok calls in Prometheus")
+            errors = 'sum(mcpsite_tool_calls_total{tool="get_seat_availability",outcome="error"})'
+            assert query(errors) == 2
+            assert query('sum(mcpsite_tool_calls_total{outcome="rate_limited"})') == 3
+            assert query('sum(mcpsite_rate_limited_total{reason="api_key"})') == 3
+            assert query('sum(mcpsite_tool_call_seconds_count{tool="get_movie_list"})') == 12  # refusals too
+        finally:
+            prometheus.terminate()
+            prometheus.wait(timeout=30)
+    assert len({path.name.rsplit("_", 1)[-1] for path in metrics_dir.glob("counter_*.db")}) == 2  # two processes
+
+
+class OtlpReceiver(BaseHTTPRequestHandler):
+    """An OTLP/HTTP trace receiver: decodes each export with OpenTelemetry's protobuf types and keeps the spans."""
+
+    spans: list = []
+    lock = threading.Lock()
+
+    def do_POST(self):  # noqa: N802
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        with self.lock:
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    self.spans.extend(scope.spans)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def attribute_values(span) -> list[str]:
+    values = []
+    for attribute in span.attributes:
+        value = attribute.value
+        values.append(str(getattr(value, value.WhichOneof("value"))) if value.WhichOneof("value") else "")
+    return values
+
+
+def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribute(tmp_path):
+    OtlpReceiver.spans = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), OtlpReceiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    password = "s3cret-reservation-pw"
+    trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    try:
+        with live_site(tmp_path) as site:
+            url = site.start_server(
+                OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}",
+                OTEL_BSP_SCHEDULE_DELAY="200",
+            )
+            call = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {
+                    "name": "get_reservation_details",
+                    "arguments": {"reservation_id": "r20990101001", "reservation_password": password},
+                },
+            }
+            answer = httpx2.post(
+                f"{url}/mcp",
+                json=call,
+                headers={
+                    "Authorization": f"Bearer {site.key}",
+                    "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": "2025-11-25",
+                    "traceparent": f"00-{trace_id}-{parent_id}-01",
+                },
+                timeout=30,
+            )
+            assert answer.status_code == 200 and answer.json()["result"]["isError"] is True  # no such reservation
+
+            def ours():
+                with OtlpReceiver.lock:
+                    found = [s for s in OtlpReceiver.spans if s.trace_id.hex() == trace_id]
+                return found if any(s.name == "tool get_reservation_details" for s in found) else None
+
+            spans = wait_for(ours, what="the request's spans")
+    finally:
+        server.shutdown()
+    by_id = {span.span_id: span for span in spans}
+    tool = next(s for s in spans if s.name == "tool get_reservation_details")
+    sdk = by_id[tool.parent_span_id]
+    assert sdk.name == "tools/call get_reservation_details"
+    entry = by_id[sdk.parent_span_id]  # the HTTP entry span continues the client's trace
+    assert entry.name.startswith("POST") and entry.parent_span_id.hex() == parent_id
+    if site.env.get("DATABASE_URL", "").startswith("postgres"):
+        assert any(s.parent_span_id == tool.span_id for s in spans)  # the tool's queries
+    everything = " ".join(v for span in spans for v in [span.name, *attribute_values(span)])
+    assert password not in everything
+    assert site.key not in everything and site.key[:16] not in everything
+    assert json.dumps(call["params"]["arguments"]) not in everything
+
+
+def test_nothing_is_exported_without_an_endpoint(tmp_path):
+    """Unset, OpenTelemetry stays the API's no-op: no provider, no exporter, no span ids in the logs."""
+    script = (
+        "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'mcpsite.settings'); django.setup();"
+        "import mcpsite.asgi; from opentelemetry import trace;"
+        "print(type(trace.get_tracer_provider()).__name__)"
+    )
+    env = {"MCPSITE_VAR_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[2])}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "ProxyTracerProvider", result.stderr
