@@ -1,0 +1,77 @@
+"""The cost of metrics and tracing: `tools/call get_seat_availability` over `/mcp` with them on ÷ off.
+
+On: the metrics written to multiprocess files (PROMETHEUS_MULTIPROC_DIR, as `make serve` runs) and every request
+traced and exported over OTLP/HTTP to a sink on loopback (OTEL_EXPORTER_OTLP_ENDPOINT). Off: the in-process metrics
+alone and no tracer (`make demo`). One uvicorn worker each on SQLite, 16 wrk connections, alternating rounds; the
+server's CPU per request beside the rates (the shared cores move the rates more than the CPU). Goal: on ÷ off ≥ 0.95.
+
+    .venv/bin/python bench/bench_observability.py [--seconds 8] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_serving import CALL, MCP_HEADERS, Server, prepare, site_env, wrk, wrk_with_cpu  # noqa: E402
+
+
+class Sink(BaseHTTPRequestHandler):
+    """An OTLP/HTTP endpoint that accepts every export (what a collector costs the site is the export itself)."""
+
+    def do_POST(self):  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    sink = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    env = site_env(None)
+    key = prepare(env)
+    observed = {
+        **env,
+        "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="bench-metrics-"),
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.server_address[1]}",
+    }
+    servers = {"off": Server(env, "mcpsite.asgi:application"), "on": Server(observed, "mcpsite.asgi:application")}
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {key}"}
+    runs: dict[str, list[tuple[float, float]]] = {"off": [], "on": []}
+    try:
+        for server in servers.values():
+            wrk(f"{server.url}/mcp", CALL, headers, 2)  # warm-up
+        for round_ in range(args.rounds):
+            for name in ("off", "on"):
+                runs[name].append(wrk_with_cpu(servers[name], "/mcp", CALL, headers, args.seconds))
+            print(f"  round {round_ + 1}/{args.rounds}: off {runs['off'][-1][0]:.0f} req/s, on {runs['on'][-1][0]:.0f}"
+                  " req/s", flush=True)  # fmt: skip
+    finally:
+        for server in servers.values():
+            server.stop()
+        sink.shutdown()
+    rate = {name: statistics.median(r for r, _ in values) for name, values in runs.items()}
+    cpu = {name: statistics.median(c for _, c in values) for name, values in runs.items()}
+    print(f"tools/call over /mcp, SQLite, median of {args.rounds} alternating rounds:\n"
+          f"  observability off {rate['off']:7.1f} req/s  CPU {cpu['off']:.2f} ms/request\n"
+          f"  observability on  {rate['on']:7.1f} req/s  CPU {cpu['on']:.2f} ms/request\n"
+          f"  on ÷ off: rate {rate['on'] / rate['off']:.2f}x, CPU off ÷ on {cpu['off'] / cpu['on']:.2f}x "
+          "(goal ≥ 0.95)", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
