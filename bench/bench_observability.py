@@ -1,9 +1,10 @@
 """The cost of metrics and tracing: `tools/call get_seat_availability` over `/mcp` with them on ÷ off.
 
-On: the metrics written to multiprocess files (PROMETHEUS_MULTIPROC_DIR, as `make serve` runs) and every request
-traced and exported over OTLP/HTTP to a sink on loopback (OTEL_EXPORTER_OTLP_ENDPOINT). Off: the in-process metrics
-alone and no tracer (`make demo`). One uvicorn worker each on SQLite, 16 wrk connections, alternating rounds; the
-server's CPU per request beside the rates (the shared cores move the rates more than the CPU). Goal: on ÷ off ≥ 0.95.
+Off: the in-process metrics alone and no tracer (`make demo`). On: the metrics written to multiprocess files
+(PROMETHEUS_MULTIPROC_DIR, as `make serve` runs), then with traces exported over OTLP/HTTP to a sink on loopback
+(OTEL_EXPORTER_OTLP_ENDPOINT), every request or a 10% sample (OTEL_TRACES_SAMPLER=parentbased_traceidratio). One
+uvicorn worker each on SQLite, 16 wrk connections, alternating rounds; the server's CPU per request beside the rates
+(the shared cores move the rates more than the CPU). Goal: on ÷ off ≥ 0.95.
 
     .venv/bin/python bench/bench_observability.py [--seconds 8] [--rounds 3]
 """
@@ -44,33 +45,36 @@ def main() -> None:
     threading.Thread(target=sink.serve_forever, daemon=True).start()
     env = site_env(None)
     key = prepare(env)
-    observed = {
-        **env,
-        "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="bench-metrics-"),
-        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.server_address[1]}",
+    metrics = {**env, "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="bench-metrics-")}
+    traced = {**metrics, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.server_address[1]}"}
+    sampled = {**traced, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}
+    configs = {
+        "off (make demo)": env,
+        "metrics": metrics,
+        "metrics + every request traced": traced,
+        "metrics + 10% of requests traced": sampled,
     }
-    servers = {"off": Server(env, "mcpsite.asgi:application"), "on": Server(observed, "mcpsite.asgi:application")}
+    servers = {name: Server(config, "mcpsite.asgi:application") for name, config in configs.items()}
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {key}"}
-    runs: dict[str, list[tuple[float, float]]] = {"off": [], "on": []}
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}
     try:
         for server in servers.values():
             wrk(f"{server.url}/mcp", CALL, headers, 2)  # warm-up
         for round_ in range(args.rounds):
-            for name in ("off", "on"):
-                runs[name].append(wrk_with_cpu(servers[name], "/mcp", CALL, headers, args.seconds))
-            print(f"  round {round_ + 1}/{args.rounds}: off {runs['off'][-1][0]:.0f} req/s, on {runs['on'][-1][0]:.0f}"
-                  " req/s", flush=True)  # fmt: skip
+            for name, server in servers.items():
+                runs[name].append(wrk_with_cpu(server, "/mcp", CALL, headers, args.seconds))
+            print(f"  round {round_ + 1}/{args.rounds} done", flush=True)
     finally:
         for server in servers.values():
             server.stop()
         sink.shutdown()
     rate = {name: statistics.median(r for r, _ in values) for name, values in runs.items()}
     cpu = {name: statistics.median(c for _, c in values) for name, values in runs.items()}
-    print(f"tools/call over /mcp, SQLite, median of {args.rounds} alternating rounds:\n"
-          f"  observability off {rate['off']:7.1f} req/s  CPU {cpu['off']:.2f} ms/request\n"
-          f"  observability on  {rate['on']:7.1f} req/s  CPU {cpu['on']:.2f} ms/request\n"
-          f"  on ÷ off: rate {rate['on'] / rate['off']:.2f}x, CPU off ÷ on {cpu['off'] / cpu['on']:.2f}x "
-          "(goal ≥ 0.95)", flush=True)  # fmt: skip
+    off = next(iter(configs))
+    print(f"tools/call over /mcp, SQLite, median of {args.rounds} alternating rounds (goal: on ÷ off ≥ 0.95)")
+    for name in configs:
+        print(f"  {name:<34} {rate[name]:7.1f} req/s  CPU {cpu[name]:.2f} ms/request  ÷ off: rate "
+              f"{rate[name] / rate[off]:.2f}x, CPU {cpu[off] / cpu[name]:.2f}x", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
