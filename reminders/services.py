@@ -440,7 +440,6 @@ def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.da
             reminder.save(update_fields=["attempts", "claimed_until", "claimed_by"])
             return False
         status = ReminderDelivery.Status.FAILED if error else ReminderDelivery.Status.SENT
-        transaction.on_commit(lambda: _delivery_observed(channel, status, lag=(now - claim.occurrence)))
         ReminderDelivery.objects.create(
             reminder=reminder,
             occurrence_at=claim.occurrence,
@@ -464,6 +463,7 @@ def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.da
         reminder.save(update_fields=["next_fire_at", "attempts", "claimed_until", "claimed_by"])
         if following is not None:
             transaction.on_commit(lambda: reminder_sweep_enqueue(at=following))
+    _delivery_observed(channel, status, lag=now - claim.occurrence)  # committed: the delivery is on record
     return not error
 
 
