@@ -34,6 +34,7 @@ from mcpsite.core.limits import enforce_api_key_rate
 from mcpsite.models import ToolCall
 
 from . import registry
+from .interaction import InputRequired
 from .registry import CallContext, ToolSpec
 from .wire import INTERNAL_ERROR, jsonrpc_code
 
@@ -242,12 +243,18 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         try:
             arguments = validate_arguments(spec, arguments)
             data = spec.func(arguments, ctx)
+            if spec.confirm and ctx.interaction.can_confirm() and not ctx.interaction.asked():
+                raise RuntimeError(f"{spec.name} declares confirm but finished without asking the user")
         except ApplicationError as exc:
             if spec.render_error is None:
                 raise
             outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
             return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True)
         return ToolResult(to_jsonable(data))
+    except InputRequired:
+        # Not a failure: the call's answer is a question (multi round-trip), and the retry is another call.
+        outcome = ToolCall.Outcome.INPUT_REQUIRED
+        raise
     except RateLimited as exc:
         outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
         raise
