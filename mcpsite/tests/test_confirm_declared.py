@@ -83,3 +83,18 @@ def test_the_input_required_result_carries_one_form_question():
     assert isinstance(result, types.InputRequiredResult) and result.request_state == "plain"
     question = result.input_requests["confirm"]
     assert question.params.mode == "form" and question.params.requested_schema == CONFIRM_SCHEMA
+
+
+@pytest.mark.django_db
+def test_a_call_answered_with_a_question_is_not_a_failed_call():
+    import datetime
+
+    from django.utils import timezone
+
+    from mcpsite.models import ToolCall
+    from mcpsite.selectors import tool_call_stats
+
+    for outcome in ("input_required", "ok", "error"):
+        ToolCall.objects.create(transport="http", tool="message.send", outcome=outcome, request_id=outcome)
+    (stats,) = tool_call_stats(since=timezone.now() - datetime.timedelta(hours=1), by="tool")
+    assert (stats.calls, stats.failed) == (3, 1)
