@@ -122,7 +122,8 @@ print(json.dumps(list(Message.objects.order_by("text").values_list("text", "publ
 @pytest.mark.slow
 def test_two_processes_behind_an_alternating_proxy_confirm_once(tmp_path):
     """Every request goes to the other process: decline sends nothing, accept sends once, the same accepted retry
-    replayed (a lost reply) returns the same message, and a forged state is refused."""
+    replayed (a lost reply) returns the same message, also when two repeats reach both processes at once (on a
+    SQLite file in the SQLite pass), and a forged state is refused."""
     with live_site(tmp_path) as site:
         site.manage("shell", "-v", "0", "-c", SETUP)
         backends = [site.start_server(), site.start_server()]
@@ -140,16 +141,29 @@ def test_two_processes_behind_an_alternating_proxy_confirm_once(tmp_path):
                     first = await client.session.call_tool("message.send", arguments, allow_input_required=True)
                     replies = [await retry(client, arguments, first.request_state) for _ in range(3)]
                     forged = await retry(client, arguments, tampered(first.request_state))
-                return declined, accepted, asked, replies, forged
+                    # Two repeats at once: the proxy sends one to each process.
+                    arguments = {"to": "山田花子", "text": "together"}
+                    second = await client.session.call_tool("message.send", arguments, allow_input_required=True)
+                    together: list = []
 
-            declined, accepted, asked, replies, forged = anyio.run(scenario)
+                    async def repeat():
+                        together.append(await retry(client, arguments, second.request_state))
+
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(repeat)
+                        tg.start_soon(repeat)
+                return declined, accepted, asked, replies, forged, together
+
+            declined, accepted, asked, replies, forged, together = anyio.run(scenario)
         sent = site.manage("shell", "-v", "0", "-c", SENT)
     assert min(proxy.sent) >= 4  # both processes answered rounds
     assert declined.is_error and "declined" in declined.structured_content["error"]
     assert accepted.structured_content["status"] == "ok" and len(asked) == 1 and "hanako@example.com" in asked[0]
     assert len({r.structured_content["id"] for r in replies}) == 1
     assert refused(forged)
+    assert len({r.structured_content["id"] for r in together}) == 1
     assert json.loads(sent) == [
         ["accept", accepted.structured_content["id"]],
         ["replay", replies[0].structured_content["id"]],
+        ["together", together[0].structured_content["id"]],
     ]

@@ -1,5 +1,6 @@
-"""One confirmation sends one message, even when the confirmed request arrives twice at once (SQLite and
-PostgreSQL): the confirmation key is unique on the message, so the second write finds the first."""
+"""One confirmation sends one message, even when the confirmed request arrives twice at once (PostgreSQL, and
+SQLite with a file test database: SQLITE_TEST_NAME): the confirmation key is unique on the message, so the second
+write finds the first."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 
 import pytest
 
-from mcpsite.tests.concurrency import run_together
+from mcpsite.tests.concurrency import needs_concurrent_writers, run_together
 from reminders import services
 from reminders.models import Message
 
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def both_past_the_check(monkeypatch):
     """Each thread's first look for an earlier message with the key waits for the other thread's, so both find
     nothing and go on to write: the race of two replays, made certain."""
+    needs_concurrent_writers()
     barrier = threading.Barrier(2)
     looked = threading.local()
     found_first: list = []

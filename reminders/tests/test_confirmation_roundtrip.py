@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 from mcpsite.mcp import dispatch
 from mcpsite.mcp.server import build_server
 from mcpsite.models import ToolCall
+from mcpsite.tests.concurrency import needs_concurrent_writers
 from reminders.models import Message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -189,6 +190,7 @@ def test_replaying_the_accepted_retry_returns_the_same_message(caller, contacts)
 def test_two_concurrent_replays_send_once(caller, contacts):
     """The same accepted retry sent twice at once (two worker threads, as two processes would): one message, and
     both answers name it (the unique confirmation key decides; services tests race the two writes exactly)."""
+    needs_concurrent_writers()
     state = ask(caller).request_state
 
     async def both():
