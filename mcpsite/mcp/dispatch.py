@@ -272,6 +272,20 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         audit(ctx, spec_name, outcome, error_code, started)
 
 
+def record_refused_call(ctx: CallContext, name: Any, error_code: str) -> None:
+    """A tools/call refused before it reached `call_tool` (a requestState that failed its checks), counted against
+    the key's rate and audited as any call is, so refusals are bounded and on record. RateLimited past the rate."""
+    started = time.perf_counter()
+    outcome = ToolCall.Outcome.ERROR
+    try:
+        enforce_api_key_rate(ctx.api_key)
+    except RateLimited as exc:
+        outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
+        raise
+    finally:
+        audit(ctx, str(name)[:100], outcome, error_code, started)
+
+
 def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float) -> None:
     """Record one call of `tool` (or a resource read) that began at perf_counter() `started`. Call it from a
     worker thread: it may write. Names, codes and timings only: arguments may hold passwords and are never stored."""
@@ -397,6 +411,7 @@ def stop_worker_threads() -> None:
 _call_in_tool_thread = in_worker_thread(call_tool)
 _call_in_upstream_thread = in_worker_thread(call_tool, kind="upstream")
 alist_tools = in_worker_thread(list_tools)
+arecord_refused_call = in_worker_thread(record_refused_call)
 
 # Per process and event loop: how many calls each key has in worker threads now (bounded by MCP_KEY_CONCURRENCY;
 # the rest wait on the event loop, holding no thread).

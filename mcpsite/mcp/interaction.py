@@ -3,7 +3,7 @@
 Tools call `ctx.interaction` (registry.CallContext); transports that cannot do any of it (seed JSON-RPC, REST,
 WebSocket) leave the default `NO_INTERACTION`, so a tool behaves exactly as its seed says. The MCP server builds a
 `SessionInteraction` (calls.py: a server-to-client request within the call, protocol 2025-11-25) or a
-`RoundTripInteraction` (roundtrip.py: the call answers `input_required` and the client's retry brings the answer,
+`RoundTripInteraction` (calls.py: the call answers `input_required` and the client's retry brings the answer,
 protocol 2026-07-28) from the SDK's request context. Nothing here imports the SDK.
 """
 

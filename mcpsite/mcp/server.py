@@ -96,6 +96,14 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
     def principal(ctx) -> str | None:
         return requeststate.principal_of(context_for(ctx)[0])
 
+    async def state_refused(ctx) -> None:
+        call_ctx, _groups = context_for(ctx)
+        try:
+            name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
+            await dispatch.arecord_refused_call(call_ctx, name, str(INVALID_PARAMS))
+        except RateLimited as exc:
+            raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
+
     with warnings.catch_warnings():
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -110,5 +118,5 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
             **features.build_handlers(context_for, subscriptions_enabled=subscriptions),
         )
     # Seals and checks the requestState of multi round-trip calls (requeststate.py).
-    server.middleware.append(requeststate.request_state_boundary(principal))
+    server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
     return server

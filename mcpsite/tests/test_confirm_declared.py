@@ -98,3 +98,22 @@ def test_a_call_answered_with_a_question_is_not_a_failed_call():
         ToolCall.objects.create(transport="http", tool="message.send", outcome=outcome, request_id=outcome)
     (stats,) = tool_call_stats(since=timezone.now() - datetime.timedelta(hours=1), by="tool")
     assert (stats.calls, stats.failed) == (3, 1)
+
+
+def test_a_state_belongs_to_the_key_or_to_the_oauth_user_and_client():
+    """An OAuth token's state survives the token's refresh (same user and client), not a change of client."""
+    from types import SimpleNamespace
+
+    from mcpsite.mcp.registry import CallContext
+    from mcpsite.mcp.requeststate import principal_of
+    from mcpsite_oauth.services import OAuthTokenPrincipal
+
+    user = SimpleNamespace(pk=7)
+
+    def oauth(token_id: int, application_id: int) -> str | None:
+        token = OAuthTokenPrincipal(token_id, application_id, user, ("reminders",), "100/m")
+        return principal_of(CallContext(transport="http", request_id="r", api_key=token, owner=user))  # type: ignore[arg-type]
+
+    assert oauth(1, 3) == oauth(2, 3) != oauth(1, 4)
+    assert principal_of(CallContext(transport="stdio", request_id="r", owner=user)) == "user:7"  # type: ignore[arg-type]
+    assert principal_of(CallContext(transport="http", request_id="r")) is None

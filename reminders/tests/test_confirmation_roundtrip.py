@@ -18,6 +18,7 @@ from mcpsite.mcp import dispatch
 from mcpsite.mcp.server import build_server
 from mcpsite.models import ToolCall
 from mcpsite.tests.concurrency import needs_concurrent_writers
+from mcpsite.tests.ratewindow import start_in_a_fresh_window
 from reminders.models import Message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -246,11 +247,34 @@ def test_an_answer_without_the_state_is_no_answer(caller, contacts):
 # --- states the server refuses -------------------------------------------------------------------------------
 
 
+def tampered(state: str) -> str:
+    return state[:-6] + ("A" if state[-6] != "A" else "B") + state[-5:]
+
+
 def test_a_state_changed_in_transit_is_refused(caller, contacts):
     state = ask(caller).request_state
-    flipped = state[:-6] + ("A" if state[-6] != "A" else "B") + state[-5:]
-    assert refused(call(caller, answer=ACCEPT, state=flipped))
+    assert refused(call(caller, answer=ACCEPT, state=tampered(state)))
     assert refused(call(caller, answer=ACCEPT, state="v1.not-a-state"))
+    assert not Message.objects.exists()
+
+
+def test_refused_states_count_against_the_key_and_are_audited(caller, contacts, make_api_key, settings):
+    """A refused state never reaches the tool, but the request is counted against the key's rate (3/m here: the
+    question and two refusals, then 429) and audited, as any call is."""
+    settings.MCP_AUDIT_FLUSH_SECONDS = 0
+    caller.api_key = make_api_key(name="three a minute", rate="3/m")[0]
+    start_in_a_fresh_window(caller.api_key.pk, "3/m")
+    forged = tampered(ask(caller).request_state)
+    first, second, third = (call(caller, answer=ACCEPT, state=forged) for _ in range(3))
+    assert refused(first) and refused(second)
+    assert isinstance(third, MCPError) and third.error.code == 429
+    rows = ToolCall.objects.filter(tool="message.send").order_by("created_at")
+    assert [(r.outcome, r.error_code) for r in rows] == [
+        ("input_required", ""),
+        ("error", "-32602"),
+        ("error", "-32602"),
+        ("rate_limited", "429"),
+    ]
     assert not Message.objects.exists()
 
 
