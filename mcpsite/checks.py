@@ -22,6 +22,8 @@ def settings_problems() -> list[Problem]:
         problems.append(Problem("mcpsite.E003", "HTTP_MAX_BODY_BYTES must be at least MCP_MAX_BODY_BYTES"))
     if not 0 < settings.HTTP_BODY_TIMEOUT_S <= 600:
         problems.append(Problem("mcpsite.E004", "HTTP_BODY_TIMEOUT_S must be more than 0 and at most 600"))
+    if not 0 < settings.MCP_REQUEST_STATE_TTL <= 86_400:
+        problems.append(Problem("mcpsite.E005", "MCP_REQUEST_STATE_TTL must be more than 0 and at most 86400 (s)"))
     return problems
 
 

@@ -69,6 +69,8 @@ class ToolCallOutcome(models.TextChoices):
     DENIED = "denied", _("denied")
     RATE_LIMITED = "rate_limited", _("rate limited")
     INTERNAL = "internal", _("internal error")
+    # Answered with a question (MCP 2026-07-28 multi round-trip confirmation); the answer comes in another call.
+    INPUT_REQUIRED = "input_required", _("input required")
 
 
 class ToolCall(models.Model):

@@ -10,7 +10,8 @@ from django.db.models import Case, Count, F, IntegerField, Q, Sum, Value, When
 
 from .models import ToolCall, ToolCallOutcome
 
-FAILED_OUTCOMES = [o for o in ToolCallOutcome.values if o != ToolCallOutcome.OK]
+# A call answered with a question (input_required) did not fail: the user's answer comes in the next call.
+FAILED_OUTCOMES = [o for o in ToolCallOutcome.values if o not in (ToolCallOutcome.OK, ToolCallOutcome.INPUT_REQUIRED)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,9 @@ if not SECRET_KEY:
         _key_file.write_text(secrets.token_urlsafe(50))
         _key_file.chmod(0o600)
     SECRET_KEY = _key_file.read_text().strip()
+# Rotation: the new key in DJANGO_SECRET_KEY, the old ones here (comma-separated) until what they signed or sealed
+# has expired (sessions, MCP request states: docs/production.md).
+SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
@@ -311,6 +314,9 @@ MCP_JSON_RESPONSE = env_bool("MCP_JSON_RESPONSE", True)
 MCP_MAX_SESSIONS = int(env_raw("MCP_MAX_SESSIONS", 1000))
 MCP_MAX_SESSIONS_PER_KEY = int(env_raw("MCP_MAX_SESSIONS_PER_KEY", 10))
 MCP_SESSION_IDLE_TIMEOUT = int(env_raw("MCP_SESSION_IDLE_TIMEOUT", 300))
+# Seconds a multi round-trip call's requestState stays valid (2026-07-28 confirmations: the time the user has to
+# answer, and the most a retry after a lost reply may come later; docs/mcp-resources-prompts.md).
+MCP_REQUEST_STATE_TTL = float(env_raw("MCP_REQUEST_STATE_TTL", 600))
 # Entries per page of resources/list, resources/templates/list and prompts/list (docs/mcp-resources-prompts.md).
 MCP_PAGE_SIZE = int(env_raw("MCP_PAGE_SIZE", 50))
 # Worker threads for tool calls, per process: fast (database) tools and upstream-bound tools (resolve_points,

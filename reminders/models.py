@@ -196,6 +196,11 @@ class Message(models.Model):
     claimed_until = models.DateTimeField(_("claimed until"), null=True, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True, db_index=True)
     sent_at = models.DateTimeField(_("sent at"), null=True, blank=True)
+    # The user's confirmation this message was sent on (MCP 2026-07-28 round trip): unique, so a client repeating
+    # the confirmed request (a lost reply) gets this message back instead of sending another. Null: not asked.
+    confirmation_key = models.CharField(
+        _("confirmation key"), max_length=64, null=True, blank=True, unique=True, editable=False
+    )
 
     class Meta:
         ordering = ["-created_at"]

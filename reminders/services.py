@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import requests
 from django.conf import settings
 from django.core.mail import EmailMessage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -132,14 +132,36 @@ def message_prepare(*, owner: User, to: str, text: str, platform: str | None = N
     return MessageDraft(owner=owner, contact=contact, platform=chosen, address=address, text=body)
 
 
-def message_send_draft(*, draft: MessageDraft) -> Message:
-    """Store the drafted message; a task delivers it after commit."""
-    with transaction.atomic(durable=True):
-        message = Message.objects.create(
-            owner=draft.owner, contact=draft.contact, platform=draft.platform, address=draft.address, text=draft.text
-        )
-        transaction.on_commit(lambda: _enqueue_message(message.pk))
+def message_send_draft(*, draft: MessageDraft, confirmation_key: str | None = None) -> Message:
+    """Store the drafted message; a task delivers it after commit.
+
+    `confirmation_key` names the user's confirmation (MCP 2026-07-28 round trip). A confirmation sends once: the
+    key is unique on the message, so a request repeated with the same confirmation, even concurrently or on
+    another host, returns the message it sent.
+    """
+    if confirmation_key is not None and (sent := _message_confirmed(draft, confirmation_key)) is not None:
+        return sent
+    try:
+        with transaction.atomic(durable=True):
+            message = Message.objects.create(
+                owner=draft.owner,
+                contact=draft.contact,
+                platform=draft.platform,
+                address=draft.address,
+                text=draft.text,
+                confirmation_key=confirmation_key,
+            )
+            transaction.on_commit(lambda: _enqueue_message(message.pk))
+    except IntegrityError:
+        # A concurrent repeat of the same confirmation committed first (the unique key waited for it).
+        if confirmation_key is None or (sent := _message_confirmed(draft, confirmation_key)) is None:
+            raise
+        return sent
     return message
+
+
+def _message_confirmed(draft: MessageDraft, confirmation_key: str) -> Message | None:
+    return Message.objects.filter(confirmation_key=confirmation_key, owner=draft.owner).first()
 
 
 def message_send(*, owner: User, to: str, text: str, platform: str | None = None) -> Message:

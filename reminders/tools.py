@@ -112,12 +112,14 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
     },
     output_schema=RESULT_SCHEMA,
     render_error=render_error,
+    confirm=True,
 )
 def message_send(args: dict, ctx: CallContext) -> dict:
     """Queue a message to one of the owner's contacts; first ask the user, when the client can show the question.
 
     A message cannot be taken back once delivered, so a client that declares elicitation gets the recipient, the
     address and the text to confirm; a decline or cancel stores nothing. Other clients get the seed's behaviour.
+    One confirmation sends one message, however often the confirmed request is repeated.
     """
     draft = services.message_prepare(
         owner=owner_required(ctx), to=args["to"], text=args["text"], platform=args.get("platform")
@@ -127,7 +129,7 @@ def message_send(args: dict, ctx: CallContext) -> dict:
         if answer != Confirmation.ACCEPT:
             verb = "declined" if answer == Confirmation.DECLINE else "cancelled"
             raise NotConfirmed(data=f"Not sent: the user {verb} sending this message to {draft.contact.name}")
-    message = services.message_send_draft(draft=draft)
+    message = services.message_send_draft(draft=draft, confirmation_key=ctx.interaction.confirmation_key)
     return {"status": "ok", "id": message.public_id}
 
 

@@ -1,19 +1,27 @@
 """One MCP tools/call and its client: confirmation (elicitation), progress and cancellation over the SDK session.
 
 Tools run in worker threads (dispatch.in_worker_thread); the SDK session lives on the event loop. A
-`SessionInteraction` carries a tool's requests from its thread to the loop and waits for the answer.
+`SessionInteraction` carries a tool's requests from its thread to the loop and waits for the answer (2025-11-25);
+a `RoundTripInteraction` asks by answering `input_required` and reads the answer from the client's retry
+(2026-07-28).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
+import json
 import logging
+import secrets
 import threading
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
-from .interaction import Confirmation, Interaction
+import mcp_types as types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .interaction import Confirmation, InputRequired, Interaction
 from .registry import CallContext
 
 logger = logging.getLogger("mcpsite.mcp")
@@ -30,11 +38,20 @@ CONFIRM_SCHEMA: dict[str, Any] = {
 }
 
 
+def confirmation_of(action: str, content: Any) -> Confirmation:
+    """An elicitation answer to CONFIRM_SCHEMA's form: only an accept with `confirm: true` goes ahead."""
+    if action == "accept":
+        confirmed = isinstance(content, dict) and content.get("confirm") is True
+        return Confirmation.ACCEPT if confirmed else Confirmation.DECLINE
+    return Confirmation(action)
+
+
 class SessionInteraction(Interaction):
     def __init__(self, sdk_ctx: Any, loop: asyncio.AbstractEventLoop) -> None:
         self._ctx = sdk_ctx
         self._loop = loop
         self._cancelled = threading.Event()
+        self._asked = False
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
@@ -46,6 +63,7 @@ class SessionInteraction(Interaction):
         return bool(capabilities and capabilities.elicitation is not None and self._ctx.session.can_send_request)
 
     def confirm(self, message: str) -> Confirmation:
+        self._asked = True
         try:
             answer = self._run(
                 self._ctx.session.elicit_form(message, CONFIRM_SCHEMA, related_request_id=self._ctx.request_id)
@@ -54,9 +72,10 @@ class SessionInteraction(Interaction):
             # The client failed to answer: nothing was agreed to, so nothing happens.
             logger.warning("Confirmation request failed; treated as cancelled", exc_info=True)
             return Confirmation.CANCEL
-        if answer.action == "accept":
-            return Confirmation.ACCEPT if (answer.content or {}).get("confirm") is True else Confirmation.DECLINE
-        return Confirmation(answer.action)
+        return confirmation_of(answer.action, answer.content)
+
+    def asked(self) -> bool:
+        return self._asked
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         try:
@@ -71,8 +90,85 @@ class SessionInteraction(Interaction):
         self._cancelled.set()
 
 
+# The key of a confirmation's input request (in `inputRequests`) and of its answer (in `inputResponses`).
+CONFIRM_INPUT = "confirm"
+
+
+class RoundTripInteraction(SessionInteraction):
+    """Protocol 2026-07-28: no server-to-client requests, so a confirmation is a multi round-trip (SEP-2322).
+
+    The first call answers `input_required` (`confirm()` raises `InputRequired`: nothing is written) with the
+    question and a state naming it: a digest of the question's text and a fresh random nonce. The client asks the
+    user and calls again with the answer and the state (verified by requeststate's SDK boundary before we see it).
+    `confirm()` then returns that answer when it answers this very text: if the text changed in between (the
+    contact's address was edited), the user is asked again. The nonce is the accepted confirmation's key: the tool
+    stores it unique with its write, so a client repeating that retry (a lost reply) does nothing a second time.
+    Progress and cancellation are the session's (on the call's own response stream)."""
+
+    def __init__(self, sdk_ctx: Any, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(sdk_ctx, loop)
+        params = sdk_ctx.params or {}
+        self._state = _round_state(params.get("requestState"))
+        responses = params.get("inputResponses")
+        self._answer = responses.get(CONFIRM_INPUT) if isinstance(responses, dict) else None
+        self._key: str | None = None
+
+    def can_confirm(self) -> bool:
+        # Form elicitation declared in this request's capabilities: a bare `elicitation: {}` (from before modes
+        # existed) counts, URL-only does not (as the SDK's own resolvers decide).
+        capabilities = self._ctx.session.client_capabilities
+        elicitation = capabilities.elicitation if capabilities is not None else None
+        return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+    def confirm(self, message: str) -> Confirmation:
+        digest = _text_digest(message)
+        state, answer = self._state, self._answer
+        if state is not None and state["text"] == digest and isinstance(answer, dict):
+            action = answer.get("action")
+            if action in ("accept", "decline", "cancel"):
+                self._asked = True
+                confirmation = confirmation_of(action, answer.get("content"))
+                if confirmation == Confirmation.ACCEPT:
+                    self._key = state["nonce"]
+                return confirmation
+        fresh = json.dumps({"text": digest, "nonce": secrets.token_urlsafe(16)})
+        raise InputRequired(CONFIRM_INPUT, message, fresh)
+
+    @property
+    def confirmation_key(self) -> str | None:
+        return self._key
+
+
+def _text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _round_state(plaintext: Any) -> dict[str, str] | None:
+    """The state this server minted for an earlier round (the boundary refused anything else), or None."""
+    if not isinstance(plaintext, str):
+        return None
+    try:
+        state = json.loads(plaintext)
+    except ValueError:
+        return None
+    if not (isinstance(state, dict) and isinstance(state.get("text"), str) and isinstance(state.get("nonce"), str)):
+        return None
+    return state
+
+
+def input_required_result(asked: InputRequired) -> types.InputRequiredResult:
+    """The `input_required` answer to a call whose tool asked for a confirmation (the state is sealed on its way
+    out by requeststate's boundary)."""
+    form = types.ElicitRequestFormParams(message=asked.message, requested_schema=CONFIRM_SCHEMA)
+    return types.InputRequiredResult(
+        input_requests={asked.key: types.ElicitRequest(params=form)}, request_state=asked.state
+    )
+
+
 def with_session(call_ctx: CallContext, sdk_ctx: Any) -> tuple[CallContext, SessionInteraction]:
-    interaction = SessionInteraction(sdk_ctx, asyncio.get_running_loop())
+    """The call's interaction: a round trip on protocol 2026-07-28, else requests on the session."""
+    kind = RoundTripInteraction if sdk_ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else SessionInteraction
+    interaction = kind(sdk_ctx, asyncio.get_running_loop())
     return dataclasses.replace(call_ctx, interaction=interaction), interaction
 
 

@@ -38,6 +38,7 @@ from mcpsite.models import ToolCall
 from mcpsite.tracing import tracer
 
 from . import registry
+from .interaction import InputRequired
 from .registry import CallContext, ToolSpec
 from .wire import INTERNAL_ERROR, jsonrpc_code
 
@@ -253,12 +254,18 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         try:
             arguments = validate_arguments(spec, arguments)
             data = spec.func(arguments, ctx)
+            if spec.confirm and ctx.interaction.can_confirm() and not ctx.interaction.asked():
+                raise RuntimeError(f"{spec.name} declares confirm but finished without asking the user")
         except ApplicationError as exc:
             if spec.render_error is None:
                 raise
             outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
             return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True)
         return ToolResult(to_jsonable(data))
+    except InputRequired:
+        # Not a failure: the call's answer is a question (multi round-trip), and the retry is another call.
+        outcome = ToolCall.Outcome.INPUT_REQUIRED
+        raise
     except RateLimited as exc:
         outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
         raise
@@ -277,6 +284,21 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         span.end()
         otel_context.detach(current)
         audit(ctx, spec_name, outcome, error_code, started, group=group)
+
+
+def record_refused_call(ctx: CallContext, name: Any, error_code: str) -> None:
+    """A tools/call refused before it reached `call_tool` (a requestState that failed its checks), counted against
+    the key's rate and audited as any call is, so refusals are bounded and on record. RateLimited past the rate."""
+    started = time.perf_counter()
+    outcome = ToolCall.Outcome.ERROR
+    try:
+        enforce_api_key_rate(ctx.api_key)
+    except RateLimited as exc:
+        outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
+        raise
+    finally:
+        spec = registry.get(name) if isinstance(name, str) else None
+        audit(ctx, str(name)[:100], outcome, error_code, started, group=spec.group if spec else "")
 
 
 def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "") -> None:
@@ -438,6 +460,7 @@ def stop_worker_threads() -> None:
 _call_in_tool_thread = in_worker_thread(call_tool)
 _call_in_upstream_thread = in_worker_thread(call_tool, kind="upstream")
 alist_tools = in_worker_thread(list_tools)
+arecord_refused_call = in_worker_thread(record_refused_call)
 
 # Per process and event loop: how many calls each key has in worker threads now (bounded by MCP_KEY_CONCURRENCY;
 # the rest wait on the event loop, holding no thread).

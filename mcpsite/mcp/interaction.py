@@ -1,8 +1,10 @@
 """What a tool may ask of the client during one call: a confirmation, progress, whether it was cancelled.
 
 Tools call `ctx.interaction` (registry.CallContext); transports that cannot do any of it (seed JSON-RPC, REST,
-WebSocket, stateless HTTP) leave the default `NO_INTERACTION`, so a tool behaves exactly as its seed says. The MCP
-server builds a `SessionInteraction` (server.py) from the SDK's request context. Nothing here imports the SDK.
+WebSocket) leave the default `NO_INTERACTION`, so a tool behaves exactly as its seed says. The MCP server builds a
+`SessionInteraction` (calls.py: a server-to-client request within the call, protocol 2025-11-25) or a
+`RoundTripInteraction` (calls.py: the call answers `input_required` and the client's retry brings the answer,
+protocol 2026-07-28) from the SDK's request context. Nothing here imports the SDK.
 """
 
 from __future__ import annotations
@@ -18,6 +20,16 @@ class Confirmation(enum.StrEnum):
     CANCEL = "cancel"
 
 
+class InputRequired(Exception):  # noqa: N818 (not an error: the call's first answer is a question)
+    """Raised by `confirm()` when the answer can only come in a later request (multi round-trip): the call stops
+    here, writing nothing, and the MCP server answers `input_required` asking `message`, with `state` (plain text,
+    sealed by the SDK before it leaves) for the client to bring back with its answer."""
+
+    def __init__(self, key: str, message: str, state: str) -> None:
+        super().__init__(key)
+        self.key, self.message, self.state = key, message, state
+
+
 class Interaction:
     """No client to ask: nothing to confirm with, progress goes nowhere, never cancelled."""
 
@@ -25,7 +37,19 @@ class Interaction:
         return False
 
     def confirm(self, message: str) -> Confirmation:
+        """Ask the user to confirm `message`. May raise `InputRequired` (the answer comes with a retry)."""
         raise RuntimeError("This call cannot ask the user; check can_confirm() first")
+
+    def asked(self) -> bool:
+        """Whether `confirm()` gave an answer in this call (the dispatcher checks that a tool declared `confirm`
+        asked whenever it could)."""
+        return False
+
+    @property
+    def confirmation_key(self) -> str | None:
+        """After an accepted confirmation that a client may present again (a retry after a lost reply): a key
+        naming that one confirmation. A tool stores it, unique, with what it does, so a repeat does nothing new."""
+        return None
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         return None

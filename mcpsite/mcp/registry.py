@@ -60,6 +60,10 @@ class ToolSpec:
     annotations: dict[str, Any] = field(default_factory=dict)
     # Waits on another service (GaluchatAPI): runs in its own thread pool (dispatch.acall_tool).
     upstream: bool = False
+    # Acts irreversibly on someone's behalf outside this site (annotations destructive and open-world, both stated):
+    # the tool asks `ctx.interaction.confirm(...)` whenever the client can answer (the dispatcher refuses to finish
+    # a call that could have asked and did not), and stores `ctx.interaction.confirmation_key` unique with its write.
+    confirm: bool = False
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
@@ -85,8 +89,20 @@ class ToolSpec:
 _tools: dict[str, ToolSpec] = {}
 
 
+def _confirm_validate(spec: ToolSpec) -> None:
+    """`confirm` exactly when the annotations state destructive and open-world (a tool stating both that did not
+    ask would act on someone's behalf unasked; one asking without them would ask for what is reversible)."""
+    hints = spec.annotations
+    acts_outside = hints.get("destructiveHint") is True and hints.get("openWorldHint") is True
+    if spec.confirm and not acts_outside:
+        raise ValueError(f"Tool {spec.name!r} asks for confirmation: annotate it destructive and open-world")
+    if acts_outside and not spec.confirm:
+        raise ValueError(f"Tool {spec.name!r} is destructive and open-world: declare confirm=True (it must ask first)")
+
+
 def register(spec: ToolSpec) -> ToolSpec:
     tool_group_validate(spec.group)
+    _confirm_validate(spec)
     existing = _tools.get(spec.name)
     if existing is not None and existing.func is not spec.func:
         raise ValueError(f"Tool {spec.name!r} is registered twice")
@@ -106,6 +122,7 @@ def tool(
     title: str | None = None,
     annotations: dict[str, Any] | None = None,
     upstream: bool = False,
+    confirm: bool = False,
 ):
     """Register the decorated function as an MCP tool; the function itself is returned unchanged."""
 
@@ -122,6 +139,7 @@ def tool(
                 title=title,
                 annotations=annotations or {},
                 upstream=upstream,
+                confirm=confirm,
             )
         )
         return func

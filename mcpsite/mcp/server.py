@@ -19,7 +19,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcpsite.core.errors import ApplicationError, MethodNotFound, RateLimited, Unauthorized
 from mcpsite.core.jsonutil import dumps, to_jsonable
 
-from . import calls, dispatch, features
+from . import calls, dispatch, features, requeststate
+from .interaction import InputRequired
 from .registry import CallContext, ToolSpec
 from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
 
@@ -68,13 +69,17 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
             raise MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data) from None
         return types.ListToolsResult(tools=[_tool(spec) for spec in specs])
 
-    async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def on_call_tool(
+        ctx, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         call_ctx, groups = context_for(ctx)
         # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
         try:
             call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
             result = await calls.run_cancellable(call, interaction)
+        except InputRequired as asked:
+            return calls.input_required_result(asked)
         except MethodNotFound as exc:
             # MCP: an unknown tool is a protocol error (-32602), not a tool result.
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
@@ -88,10 +93,21 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
         # Tools log to the server's own log; accepting the level keeps clients that set it working.
         return types.EmptyResult()
 
+    def principal(ctx) -> str | None:
+        return requeststate.principal_of(context_for(ctx)[0])
+
+    async def state_refused(ctx) -> None:
+        call_ctx, _groups = context_for(ctx)
+        try:
+            name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
+            await dispatch.arecord_refused_call(call_ctx, name, str(INVALID_PARAMS))
+        except RateLimited as exc:
+            raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
+
     with warnings.catch_warnings():
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
-        return Server(
+        server = Server(
             settings.MCP_SERVER_NAME,
             version="1.0.0",
             instructions=INSTRUCTIONS,
@@ -101,3 +117,6 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
             # Resources, prompts and completion (features.py).
             **features.build_handlers(context_for, subscriptions_enabled=subscriptions),
         )
+    # Seals and checks the requestState of multi round-trip calls (requeststate.py).
+    server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
+    return server

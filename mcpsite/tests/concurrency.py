@@ -40,3 +40,13 @@ def run_together(
     for thread in threads:
         thread.join(timeout=timeout)
     return results, errors
+
+
+def needs_concurrent_writers() -> None:
+    """Skip a test whose threads write at once on SQLite's default in-memory test database (shared cache: a second
+    writer fails at once with "database table is locked" instead of waiting). PostgreSQL and a SQLite file
+    (`SQLITE_TEST_NAME=/tmp/test.sqlite3`, WAL and IMMEDIATE transactions as in production) run it."""
+    import pytest
+
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        pytest.skip("concurrent writers need PostgreSQL or a SQLite file test database (SQLITE_TEST_NAME)")

@@ -31,6 +31,7 @@ def test_a_problem_becomes_its_check_message(problem, kind, hint):
     ("module", "setting", "value", "expected_id"),
     [
         ("mcpsite.checks", "MCP_DEFAULT_RATE", "fast", "mcpsite.E001"),
+        ("mcpsite.checks", "MCP_REQUEST_STATE_TTL", 0, "mcpsite.E005"),
         ("cinema.checks", "CINEMA_PASSWORD_RATE", "0/m", "cinema.E002"),
         ("merchant.checks", "TAX_RATE", 5, "merchant.E005"),
         ("reminders.checks", "SITE_URL", "example.com", "reminders.E004"),
