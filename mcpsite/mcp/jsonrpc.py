@@ -63,7 +63,8 @@ def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_t
         if not isinstance(params, dict):
             raise InvalidRequest(data="params must be an object with 'name' and 'arguments'")
         return dispatch.call_tool(ctx, params.get("name"), params.get("arguments"), groups).data
-    if allow_tool_methods and not method.startswith(("tools/", "notifications/")):
+    # A method naming no tool is an unknown method (-32601), unlike an unknown name in tools/call's params (-32602).
+    if allow_tool_methods and dispatch.served_tool(method, groups) is not None:
         if params is not None and not isinstance(params, dict):
             raise InvalidRequest(data="params must be an object of named arguments")
         return dispatch.call_tool(ctx, method, params, groups).data

@@ -16,7 +16,7 @@ from django.conf import settings
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from mcpsite.core.errors import ApplicationError, MethodNotFound, RateLimited, Unauthorized
+from mcpsite.core.errors import ApplicationError, RateLimited, Unauthorized, UnknownTool
 from mcpsite.core.jsonutil import dumps, to_jsonable
 
 from . import calls, dispatch, features
@@ -75,7 +75,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
         try:
             call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
             result = await calls.run_cancellable(call, interaction)
-        except MethodNotFound as exc:
+        except UnknownTool as exc:
             # MCP: an unknown tool is a protocol error (-32602), not a tool result.
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
         except (RateLimited, Unauthorized) as exc:

@@ -62,10 +62,10 @@ async def running_site():
         await lifespan.receive_output(10)
 
 
-async def request(app, raw_key: str, message: dict | bytes | None, method="POST", headers=()):
-    """One request to `app`'s `/mcp`: `message` as JSON (bytes as sent) -> (status, headers, body)."""
+async def request(app, raw_key: str, message: dict | bytes | None, method="POST", headers=(), path="/mcp"):
+    """One request to `app`'s `path`: `message` as JSON (bytes as sent) -> (status, headers, body)."""
     scope = {
-        "type": "http", "method": method, "path": "/mcp", "query_string": b"", "scheme": "http",
+        "type": "http", "method": method, "path": path, "query_string": b"", "scheme": "http",
         "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
         "headers": list({**{b"host": b"127.0.0.1:8000", b"content-type": b"application/json",
                             b"accept": b"application/json, text/event-stream",
