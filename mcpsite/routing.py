@@ -20,6 +20,7 @@ from django.core.handlers.base import BaseHandler
 from django.http import FileResponse
 from django.urls import path, re_path, set_script_prefix
 
+from .checks import startup_refusal
 from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
 from .mcp.websocket import McpWebSocketConsumer
@@ -153,6 +154,10 @@ class Application:
 
     async def _lifespan(self, receive, send) -> None:
         await receive()  # lifespan.startup
+        # A misconfigured site refuses to start (uvicorn exits, naming the problem) rather than fail every call.
+        if (refusal := await sync_to_async(startup_refusal, thread_sensitive=False)()) is not None:
+            await send({"type": "lifespan.startup.failed", "message": refusal})
+            return
         async with contextlib.AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(self.mcp.lifespan())
