@@ -21,6 +21,7 @@ from django.http import FileResponse
 from django.urls import path, re_path, set_script_prefix
 
 from .checks import startup_refusal
+from .core.scopes import server_info, tool_groups
 from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
 from .mcp.websocket import McpWebSocketConsumer
@@ -143,12 +144,17 @@ channels_app = ProtocolTypeRouter(
 class Application:
     def __init__(self) -> None:
         self.mcp = McpHttpApp()
+        # `/mcp/<group>` of a group whose seed names its server states that name (serverInfo is fixed per SDK
+        # server): an app of its own; the other groups' endpoints are served by `mcp`, as the site.
+        named = {group: server_info([group]) for group in tool_groups()}
+        self.mcp_named = {group: McpHttpApp(info) for group, info in named.items() if info != server_info(None)}
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
-        elif scope["type"] == "http" and mcp_groups_for_path(scope["path"]) is not False:
-            await self.mcp(scope, receive, send)
+        elif scope["type"] == "http" and (groups := mcp_groups_for_path(scope["path"])) is not False:
+            mcp = self.mcp_named.get(groups[0], self.mcp) if groups else self.mcp
+            await mcp(scope, receive, send)
         else:
             await channels_app(scope, receive, send)
 
@@ -160,7 +166,8 @@ class Application:
             return
         async with contextlib.AsyncExitStack() as stack:
             try:
-                await stack.enter_async_context(self.mcp.lifespan())
+                for mcp in (self.mcp, *self.mcp_named.values()):
+                    await stack.enter_async_context(mcp.lifespan())
             except Exception as exc:
                 logger.exception("The MCP session manager did not start")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})

@@ -48,6 +48,7 @@ from starlette.responses import Response
 from mcpsite.core.errors import ApplicationError, ParseError, RateLimited, ServiceUnavailable, Unauthorized
 from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
+from mcpsite.core.scopes import ServerInfo
 
 from . import dispatch, jsonrpc
 from .auth import api_key_from_scope, bearer_challenge, endpoint_scope_denied
@@ -182,9 +183,10 @@ async def _direct_call_request(scope, body: bytes, security: TransportSecurityMi
 
 
 class McpHttpApp:
-    def __init__(self) -> None:
+    def __init__(self, info: ServerInfo | None = None) -> None:
+        """`info`: the serverInfo this app's endpoints state (the site's by default)."""
         # Resource subscriptions need a session to notify: stateful mode only.
-        self.server = build_server(_context_from_request, subscriptions=not settings.MCP_STATELESS_HTTP)
+        self.server = build_server(_context_from_request, subscriptions=not settings.MCP_STATELESS_HTTP, info=info)
         self.manager = StreamableHTTPSessionManager(
             app=self.server,
             stateless=settings.MCP_STATELESS_HTTP,

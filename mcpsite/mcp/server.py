@@ -12,12 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-from django.conf import settings
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from mcpsite.core.errors import ApplicationError, RateLimited, Unauthorized, UnknownTool
 from mcpsite.core.jsonutil import dumps, to_jsonable
+from mcpsite.core.scopes import ServerInfo, server_info
 
 from . import calls, dispatch, features
 from .registry import CallContext, ToolSpec
@@ -57,8 +57,10 @@ def tool_error_result(error: ApplicationError) -> types.CallToolResult:
     return _result(to_jsonable(as_jsonrpc(error)), is_error=True)
 
 
-def build_server(context_for: ContextFactory, *, subscriptions: bool = False) -> Server:
-    """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP)."""
+def build_server(context_for: ContextFactory, *, subscriptions: bool = False, info: ServerInfo | None = None) -> Server:
+    """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP); `info`:
+    the `serverInfo` it states (the site's by default; scopes.server_info)."""
+    info = info or server_info(None)
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         call_ctx, groups = context_for(ctx)
@@ -92,8 +94,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         return Server(
-            settings.MCP_SERVER_NAME,
-            version="1.0.0",
+            info.name,
+            version=info.version,
             instructions=INSTRUCTIONS,
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,

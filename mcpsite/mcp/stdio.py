@@ -17,6 +17,8 @@ from mcp_types.jsonrpc import ErrorData, JSONRPCError, JSONRPCNotification, JSON
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
+from mcpsite.core.scopes import server_info
+
 from . import dispatch
 from .registry import CallContext
 from .server import build_server
@@ -111,7 +113,7 @@ def serve_stdio(
     def context_for(_ctx):
         return CallContext(transport="stdio", request_id=dispatch.new_request_id(), owner=owner), groups
 
-    server = build_server(context_for, subscriptions=True)
+    server = build_server(context_for, subscriptions=True, info=server_info(groups))
 
     async def main() -> None:
         files = [anyio.wrap_file(file) if file is not None else None for file in (stdin, stdout)]
