@@ -29,7 +29,7 @@ POOL_SIZE = 8
 
 
 class MalformedResponse(Exception):
-    """A 2xx answer whose body is not JSON; `status` is its HTTP status."""
+    """A 2xx answer whose body is not JSON (or nested too deeply to decode); `status` is its HTTP status."""
 
     def __init__(self, message: str, status: int):
         super().__init__(message)
@@ -174,7 +174,7 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
         raise ApiError(f"GaluchatAPI POST {path} answered HTTP {status}: {body_text}", location, upstream_status=status)
     try:
         return Answer(status, response.json())
-    except ValueError:
+    except (ValueError, RecursionError):  # deep nesting makes the decoder raise RecursionError
         body_text = excerpt(response.text) or "(empty body)"
         raise MalformedResponse(
             f"GaluchatAPI POST {path} answered HTTP {status} with a body that is not JSON: {body_text}", status

@@ -282,6 +282,7 @@ def test_upstream_errors_are_logged_with_status_message_and_request_id(
     [
         (200, "<html>maintenance</html>", None, "not JSON: <html>maintenance</html>"),
         (203, "", None, "not JSON: (empty body)"),
+        (200, "[" * 100_000, None, "not JSON: [[["),  # nested too deeply for the decoder (RecursionError)
         (200, None, lambda answer: {**answer, "aacodes": answer["aacodes"][:1]}, "1 aacodes for 2 points"),
         (200, None, lambda answer: {**answer, "addresses": {}}, "is missing from addresses"),
     ],
