@@ -83,7 +83,7 @@ def main() -> None:
         key = json.dumps(pts)
         if key not in answers:
             answers[key] = answer(granularity, pts)
-        return answers[key]
+        return galuchat.Answer(200, answers[key])
 
     def call_tool():
         pointcache.clear()

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core import checks
 
 from mcpsite.checks import RATE_RE
-from mcpsite.core.problems import Problem, check_messages
+from mcpsite.core.problems import SETTINGS, Problem, check_messages
 
 
 def settings_problems() -> list[Problem]:
@@ -22,6 +22,6 @@ def settings_problems() -> list[Problem]:
     return problems
 
 
-@checks.register()
+@checks.register(SETTINGS)
 def check_cinema_settings(app_configs, **kwargs):
     return check_messages(settings_problems())

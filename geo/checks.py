@@ -2,11 +2,11 @@
 
 from django.core import checks
 
-from mcpsite.core.problems import check_messages
+from mcpsite.core.problems import SETTINGS, check_messages
 
 from .conf import config_problems
 
 
-@checks.register()
+@checks.register(SETTINGS)
 def check_galuchat_settings(app_configs, **kwargs):
     return check_messages(config_problems())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import Any, NamedTuple
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -31,7 +31,18 @@ POOL_SIZE = 8
 
 
 class MalformedResponse(Exception):
-    """A 2xx answer whose body is not JSON."""
+    """A 2xx answer whose body is not JSON (or nested too deeply to decode); `status` is its HTTP status."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class Answer(NamedTuple):
+    """A 2xx answer: its HTTP status (logged with a failure the body causes later) and its parsed JSON body."""
+
+    status: int
+    payload: Any
 
 
 class QueueFull(Exception):
@@ -124,8 +135,8 @@ def excerpt(text: str) -> str:
     return flat if len(flat) <= BODY_EXCERPT_CHARS else flat[:BODY_EXCERPT_CHARS] + "…"
 
 
-def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *, location: str | None = None) -> Any:
-    """POST `points` ([lon_int, lat_int] pairs) and return the parsed JSON body.
+def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *, location: str | None = None) -> Answer:
+    """POST `points` ([lon_int, lat_int] pairs) and return the status and the parsed JSON body.
 
     Raises UpstreamRateLimited (429), ApiError (other statuses, timeouts, connection failures) or
     MalformedResponse (a 2xx body that is not JSON).
@@ -169,8 +180,9 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
         body_text = excerpt(response.text) or "(empty body)"
         raise ApiError(f"GaluchatAPI POST {path} answered HTTP {status}: {body_text}", location, upstream_status=status)
     try:
-        return response.json()
-    except ValueError:
+        return Answer(status, response.json())
+    except (ValueError, RecursionError):  # deep nesting makes the decoder raise RecursionError
+        body_text = excerpt(response.text) or "(empty body)"
         raise MalformedResponse(
-            f"GaluchatAPI POST {path} answered HTTP {status} with a body that is not JSON"
+            f"GaluchatAPI POST {path} answered HTTP {status} with a body that is not JSON: {body_text}", status
         ) from None

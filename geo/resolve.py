@@ -112,15 +112,19 @@ def _fetch(
         nonlocal answered
         if should_stop is not None and should_stop():
             raise ResolveCancelled("Cancelled by the caller; no further GaluchatAPI request was sent")
+        status = None  # the HTTP status of a 2xx answer that is unusable: logged with the error
         try:
-            payload = galuchat.lookup(config, granularity, [list(p) for p in chunk], location=describe(chunk[0]))
-            answer = merge(payload, granularity, len(chunk))
+            reply = galuchat.lookup(config, granularity, [list(p) for p in chunk], location=describe(chunk[0]))
+            status = reply.status
+            answer = merge(reply.payload, granularity, len(chunk))
         except (galuchat.MalformedResponse, CoverageProblem) as exc:
             position = getattr(exc, "position", None)
             point = chunk[position] if position is not None and position < len(chunk) else chunk[0]
             scope = "" if position is not None else f" (the request of {len(chunk)} points starting here)"
             raise OutOfCoverage(
-                f"GaluchatAPI answer does not match the request: {exc}{scope}", describe(point)
+                f"GaluchatAPI answer does not match the request: {exc}{scope}",
+                describe(point),
+                upstream_status=getattr(exc, "status", status),
             ) from None
         if on_progress is not None:
             with answered_lock:  # held while reporting, so the counts go out in order

@@ -1,11 +1,14 @@
 """System checks for platform settings."""
 
+import logging
 import re
 
 from django.conf import settings
 from django.core import checks
 
-from .core.problems import Problem, check_messages
+from .core.problems import SETTINGS, Problem, check_messages
+
+logger = logging.getLogger("mcpsite")
 
 RATE_RE = re.compile(r"^\d+/\d*[smhd]$")
 
@@ -27,6 +30,19 @@ def settings_problems() -> list[Problem]:
     return problems
 
 
-@checks.register(checks.Tags.security)
+@checks.register(checks.Tags.security, SETTINGS)
 def check_platform_settings(app_configs, **kwargs):
     return check_messages(settings_problems())
+
+
+def startup_refusal() -> str | None:
+    """Why the server must not start: the errors of the settings checks (the ones `manage.py check` runs, tagged
+    SETTINGS; silenced ones excepted), as one message; None when there are none. Warnings are logged."""
+    issues = [issue for issue in checks.run_checks(tags=[SETTINGS]) if not issue.is_silenced()]
+    for issue in issues:
+        if not issue.is_serious():
+            logger.warning("System check: %s", issue)
+    errors = [str(issue) for issue in issues if issue.is_serious()]
+    if not errors:
+        return None
+    return "The site does not start: its settings have errors (`manage.py check` names them too):\n" + "\n".join(errors)

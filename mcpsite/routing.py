@@ -10,9 +10,12 @@ import contextlib
 import logging
 import threading
 
+from asgiref.sync import sync_to_async
 from channels.routing import ProtocolTypeRouter, URLRouter
 from django.urls import path, re_path
 
+from .checks import startup_refusal
+from .core.scopes import server_info, tool_groups
 from .django_asgi import DjangoASGI
 from .guard import RequestGuard
 from .mcp.http import McpHttpApp, mcp_groups_for_path
@@ -51,24 +54,34 @@ channels_app = ProtocolTypeRouter(
 class Application:
     def __init__(self) -> None:
         self.mcp = McpHttpApp()
+        # `/mcp/<group>` of a group whose seed names its server states that name (serverInfo is fixed per SDK
+        # server): an app of its own; the other groups' endpoints are served by `mcp`, as the site.
+        named = {group: server_info([group]) for group in tool_groups()}
+        self.mcp_named = {group: McpHttpApp(info) for group, info in named.items() if info != server_info(None)}
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
-        elif scope["type"] == "http" and mcp_groups_for_path(scope["path"]) is not False:
-            await self.mcp(scope, receive, send)
+        elif scope["type"] == "http" and (groups := mcp_groups_for_path(scope["path"])) is not False:
+            mcp = self.mcp_named.get(groups[0], self.mcp) if groups else self.mcp
+            await mcp(scope, receive, send)
         else:
             await channels_app(scope, receive, send)
 
     async def _lifespan(self, receive, send) -> None:
         await receive()  # lifespan.startup
+        # A misconfigured site refuses to start (uvicorn exits, naming the problem) rather than fail every call.
+        if (refusal := await sync_to_async(startup_refusal, thread_sensitive=False)()) is not None:
+            await send({"type": "lifespan.startup.failed", "message": refusal})
+            return
         sampling = threading.Event()
         start_sampler(sampling)
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(process_ended)
             stack.callback(sampling.set)
             try:
-                await stack.enter_async_context(self.mcp.lifespan())
+                for mcp in (self.mcp, *self.mcp_named.values()):
+                    await stack.enter_async_context(mcp.lifespan())
             except Exception as exc:
                 logger.exception("The MCP session manager did not start")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})

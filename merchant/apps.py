@@ -9,6 +9,8 @@ class MerchantConfig(AppConfig):
     mcp_tool_group = "merchant"
     # What a staff member needs in the admin to give an API key this scope (docs/security.md).
     mcp_scope_permissions = ("merchant.view_product",)
+    # The seed's server name and version (概要: Server Name, Version), stated by /mcp/merchant and stdio --group.
+    mcp_server_info = ("merchant_agent_mcp", "1.0.0")
 
     # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
     dashboard_blocks = ("merchant.dashboard.sales_block", "merchant.dashboard.stock_block")

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core import checks
 from django.db import connections
 
-from mcpsite.core.problems import Problem, check_messages
+from mcpsite.core.problems import SETTINGS, Problem, check_messages
 
 
 def settings_problems() -> list[Problem]:
@@ -56,7 +56,7 @@ def settings_problems() -> list[Problem]:
     return problems
 
 
-@checks.register("merchant")
+@checks.register("merchant", SETTINGS)
 def check_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     return check_messages(settings_problems())
 

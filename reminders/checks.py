@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core import checks
 from django.utils.module_loading import import_string
 
-from mcpsite.core.problems import Problem, check_messages
+from mcpsite.core.problems import SETTINGS, Problem, check_messages
 
 
 def settings_problems() -> list[Problem]:
@@ -43,6 +43,6 @@ def settings_problems() -> list[Problem]:
     return problems
 
 
-@checks.register()
+@checks.register(SETTINGS)
 def reminders_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     return check_messages(settings_problems())

@@ -26,9 +26,7 @@ def complete_repeat(value: str, context: dict[str, str], ctx: CallContext) -> li
     arguments=[
         PromptArgument("note", "リマインダーの内容 (例: 薬を飲む)"),
         PromptArgument("first_time", "最初の通知時刻 (ISO 8601、例: 2026-12-01T07:30、オフセットなしは Asia/Tokyo)"),
-        PromptArgument(
-            "repeat", "繰り返し (daily / weekly / weekdays / monthly または RRULE)", complete=complete_repeat
-        ),
+        PromptArgument("repeat", f"繰り返し ({' / '.join(REPEAT_WORDS)} または RRULE)", complete=complete_repeat),
     ],
 )
 def repeating_reminder(args: dict[str, str]) -> str:

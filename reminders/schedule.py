@@ -21,11 +21,15 @@ from .models import zone_for
 
 # The friendly words the tool accepts, as RFC 5545 rules.
 REPEAT_WORDS = {
+    "hourly": "FREQ=HOURLY",
     "daily": "FREQ=DAILY",
     "weekly": "FREQ=WEEKLY",
     "weekdays": "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
     "monthly": "FREQ=MONTHLY",
+    "yearly": "FREQ=YEARLY",
 }
+# "hourly, daily, …, yearly", for messages and descriptions.
+REPEAT_WORDS_TEXT = ", ".join(REPEAT_WORDS)
 # More often than hourly is noise for a person, and a cheap way to flood a mailbox.
 FORBIDDEN_FREQS = {"SECONDLY", "MINUTELY"}
 # Beyond these a UTC conversion can overflow datetime, and no reminder needs them.
@@ -82,14 +86,14 @@ def parse_repeat(repeat: str, *, first: datetime.datetime) -> str:
     """`repeat` (a word or RRULE text) -> the normalised rule text; InvalidParams naming the problem."""
     text = repeat.strip()
     if not text:
-        raise InvalidParams("repeat must not be empty: use daily, weekly, weekdays, monthly or RRULE text")
+        raise InvalidParams(f"repeat must not be empty: use {REPEAT_WORDS_TEXT} or RRULE text")
     word = REPEAT_WORDS.get(text.lower())
     rule_text = word or re.sub(r"^RRULE:", "", text, flags=re.IGNORECASE).upper()
     if "DTSTART" in rule_text or "\n" in rule_text:
         raise InvalidParams("repeat must be a single RRULE without DTSTART: the start is the reminder's time")
     if not rule_text.startswith("FREQ=") and ";FREQ=" not in rule_text:
         raise InvalidParams(
-            f"repeat {repeat!r} is not understood: use daily, weekly, weekdays, monthly "
+            f"repeat {repeat!r} is not understood: use {REPEAT_WORDS_TEXT} "
             "or RFC 5545 RRULE text such as FREQ=WEEKLY;BYDAY=MO,WE"
         )
     parts = _rule_parts(rule_text)

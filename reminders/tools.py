@@ -152,8 +152,8 @@ def _confirmation_text(draft: services.MessageDraft) -> str:
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
     description=(
         "リマインダーを作成します。Create a reminder. `time` is ISO 8601 and must be in the future "
-        f"(without an offset it is read in {settings.TIME_ZONE}). `repeat` is optional: daily, weekly, "
-        "weekdays, monthly, or RFC 5545 RRULE text such as FREQ=WEEKLY;BYDAY=MO,WE (at most hourly). "
+        f"(without an offset it is read in {settings.TIME_ZONE}). `repeat` is optional: {schedule.REPEAT_WORDS_TEXT}, "
+        "or RFC 5545 RRULE text such as FREQ=WEEKLY;BYDAY=MO,WE (at most hourly). "
         "Reminders are delivered by email to you, or to your webhook if one is set. Returns the id (rem_…)."
     ),
     input_schema={

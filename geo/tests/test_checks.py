@@ -1,5 +1,7 @@
 """The GALUCHAT_* / RESOLVE_POINTS_* settings are validated by a system check at startup."""
 
+import os
+import subprocess
 from decimal import Decimal
 
 import pytest
@@ -9,6 +11,7 @@ from django.core.management.base import SystemCheckError
 
 from geo.checks import check_galuchat_settings
 from geo.conf import galuchat_config
+from mcpsite.tests.live import PYTHON, ROOT, free_port
 
 
 def ids(messages):
@@ -95,3 +98,29 @@ def test_manage_py_check_stops_on_a_bad_configuration(settings):
     settings.GALUCHAT_MAPSET_ESTAT = "ma10000"
     with pytest.raises(SystemCheckError, match=r"geo\.E005.*GALUCHAT_MAPSET_ESTAT"):
         call_command("check")
+
+
+def _uvicorn(tmp_path, workers: int, **env: str) -> subprocess.CompletedProcess:
+    """`uvicorn mcpsite.asgi:application` as production runs it (lifespan on, `workers` processes), with `env`."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_ALLOW"))}
+    environment.update(MCPSITE_VAR_DIR=str(tmp_path), PYTHONPATH=str(ROOT), **env)
+    return subprocess.run(
+        [PYTHON, "-m", "uvicorn", "mcpsite.asgi:application", "--host", "127.0.0.1", "--port", str(free_port()),
+         "--lifespan", "on", "--workers", str(workers)],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_server_refuses_to_start_on_a_bad_configuration(tmp_path, workers):
+    """Issue #24: uvicorn started and served with a mapset of the wrong family, and every call answered INTERNAL.
+    The application's startup runs the system checks and refuses: uvicorn exits, naming the problem. With
+    workers its supervisor stops instead of restarting them (and exits 0: uvicorn's choice, docs/production.md)."""
+    result = _uvicorn(tmp_path, workers, GALUCHAT_MAPSET_ESTAT="ma10000")
+    assert "GALUCHAT_MAPSET_ESTAT='ma10000' is an AACODE mapset, but estat needs an ESCODE one" in result.stderr
+    assert "geo.E005" in result.stderr and "HINT: estat calls /resareas" in result.stderr
+    assert "Traceback" not in result.stderr and "Application startup complete" not in result.stderr
+    if workers == 1:
+        assert result.returncode == 3  # uvicorn's STARTUP_FAILURE
+    else:
+        assert result.stderr.count("failed to start, stopping the parent process") >= 1

@@ -277,6 +277,28 @@ def test_upstream_errors_are_logged_with_status_message_and_request_id(
     assert "secret-place" not in line and "35.12" not in line and "139.65" not in line and "35123" not in line
 
 
+@pytest.mark.parametrize(
+    ("status", "body", "rewrite", "wrong"),
+    [
+        (200, "<html>maintenance</html>", None, "not JSON: <html>maintenance</html>"),
+        (203, "", None, "not JSON: (empty body)"),
+        (200, "[" * 100_000, None, "not JSON: [[["),  # nested too deeply for the decoder (RecursionError)
+        (200, None, lambda answer: {**answer, "aacodes": answer["aacodes"][:1]}, "1 aacodes for 2 points"),
+        (200, None, lambda answer: {**answer, "addresses": {}}, "is missing from addresses"),
+    ],
+)
+def test_unusable_2xx_answers_are_logged_with_their_status_and_what_was_wrong(
+    call_tool, fake_galuchat, caplog, tool_context, status, body, rewrite, wrong
+):
+    """Issue #24: an HTTP 200 answer that was not JSON or too short was logged "status none" (no answer)."""
+    fake_galuchat.status, fake_galuchat.raw_body, fake_galuchat.rewrite = status, body, rewrite
+    points = [{"lat": 35, "lon": 139}, {"lat": 36, "lon": 140}]
+    with caplog.at_level("WARNING", logger="geo.tools"):
+        assert_error(call_tool("resolve_points", {"points": points}, ctx=tool_context), "OUT_OF_COVERAGE")
+    (record,) = [r for r in caplog.records if r.name == "geo.tools"]
+    assert f"status {status}:" in record.getMessage() and wrong in record.getMessage()
+
+
 def test_redirect_is_api_error_not_followed(call_tool, fake_galuchat):
     fake_galuchat.status, fake_galuchat.raw_body = 302, ""
     fake_galuchat.headers = {"Location": "https://elsewhere.test/"}

@@ -17,6 +17,8 @@ class ErrorKind(enum.Enum):
     INVALID_REQUEST = "invalid_request"
     METHOD_NOT_FOUND = "method_not_found"
     INVALID_PARAMS = "invalid_params"
+    # A tools/call naming no tool the endpoint serves (docs/decisions/0002-errors.md has each transport's answer).
+    UNKNOWN_TOOL = "unknown_tool"
     INTERNAL = "internal"
     UNAUTHORIZED = "unauthorized"
     FORBIDDEN = "forbidden"
@@ -71,6 +73,12 @@ class MethodNotFound(ApplicationError):
 class InvalidParams(ApplicationError):
     kind = ErrorKind.INVALID_PARAMS
     message = "Invalid params"
+
+
+class UnknownTool(InvalidParams):
+    """A tools/call naming no tool the endpoint serves: invalid params, as MCP says for `tools/call`."""
+
+    kind = ErrorKind.UNKNOWN_TOOL
 
 
 class InternalError(ApplicationError):

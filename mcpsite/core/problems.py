@@ -8,6 +8,10 @@ from dataclasses import dataclass
 
 from django.core import checks
 
+# The tag of the checks that validate settings. `manage.py check` runs them with every other check; the ASGI
+# application's startup runs these alone (no database, no models) and refuses to serve on their errors.
+SETTINGS = "settings"
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:

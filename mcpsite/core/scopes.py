@@ -2,12 +2,27 @@
 
 An app's AppConfig says `mcp_tool_group = "cinema"` (the group of the tools it registers) and
 `mcp_scope_permissions = (...)` (the admin permissions a staff member needs to give a key that scope: what the
-group's tools do, said in the admin's terms).
+group's tools do, said in the admin's terms). An app whose seed names its MCP server says so too,
+`mcp_server_info = ("merchant_agent_mcp", "1.0.0")` (name, version): its single-group endpoints answer with it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
 from django.apps import AppConfig, apps
+from django.conf import settings
+
+# The version the site's own serverInfo states (an endpoint serving several groups, or one whose seed names none).
+SITE_SERVER_VERSION = "1.0.0"
+
+
+class ServerInfo(NamedTuple):
+    """An MCP endpoint's `serverInfo`."""
+
+    name: str
+    version: str
 
 
 def _tool_apps() -> list[AppConfig]:
@@ -29,3 +44,13 @@ def tool_group_validate(group: str) -> None:
 def scope_permissions() -> dict[str, tuple[str, ...]]:
     """Each group's admin permissions needed to grant it."""
     return {config.mcp_tool_group: tuple(config.mcp_scope_permissions) for config in _tool_apps()}  # type: ignore[attr-defined]
+
+
+def server_info(groups: Sequence[str] | None) -> ServerInfo:
+    """The `serverInfo` of an endpoint serving `groups` (None: every group): one group's own where its app declares
+    `mcp_server_info` (its seed names the server), else the site's (settings.MCP_SERVER_NAME)."""
+    if groups is not None and len(groups) == 1:
+        for config in _tool_apps():
+            if config.mcp_tool_group == groups[0] and getattr(config, "mcp_server_info", None):  # type: ignore[attr-defined]
+                return ServerInfo(*config.mcp_server_info)  # type: ignore[attr-defined]
+    return ServerInfo(settings.MCP_SERVER_NAME, SITE_SERVER_VERSION)

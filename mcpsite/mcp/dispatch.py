@@ -31,7 +31,7 @@ from opentelemetry import trace
 
 from mcpsite.cache import commit_without_flush_wait
 from mcpsite.core import metrics
-from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, MethodNotFound, RateLimited, ScopeDenied
+from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, RateLimited, ScopeDenied, UnknownTool
 from mcpsite.core.jsonutil import to_jsonable
 from mcpsite.core.limits import enforce_api_key_rate
 from mcpsite.models import ToolCall
@@ -79,12 +79,18 @@ def list_tools(ctx: CallContext, groups: Iterable[str] | None = None) -> list[To
     return registry.tools(visible_groups(ctx, groups))
 
 
+def served_tool(name: str, groups: Iterable[str] | None) -> ToolSpec | None:
+    """The tool called `name` on an endpoint serving `groups` (None: all), whatever the key's scopes."""
+    spec = registry.get(name)
+    return spec if spec is not None and (groups is None or spec.group in groups) else None
+
+
 def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec:
     if not isinstance(name, str) or not name:
         raise InvalidParams("Tool name must be a non-empty string")
-    spec = registry.get(name)
-    if spec is None or (groups is not None and spec.group not in groups):
-        raise MethodNotFound(f"Unknown tool: {name}")
+    spec = served_tool(name, groups)
+    if spec is None:
+        raise UnknownTool(f"Unknown tool: {name}")
     if ctx.api_key is not None and not ctx.api_key.allows(spec.group):
         raise ScopeDenied(f"This API key may not use {spec.group} tools", data=f"Scope '{spec.group}' required")
     return spec

@@ -11,7 +11,6 @@ Stateless by default (settings.MCP_STATELESS_HTTP): any process or host answers 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,11 +45,12 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from mcpsite.core.errors import ApplicationError, RateLimited, ServiceUnavailable, Unauthorized
+from mcpsite.core.errors import ApplicationError, ParseError, RateLimited, ServiceUnavailable, Unauthorized
 from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
+from mcpsite.core.scopes import ServerInfo
 
-from . import dispatch
+from . import dispatch, jsonrpc
 from .auth import api_key_from_scope, bearer_challenge, endpoint_scope_denied
 from .registry import CallContext, tool_groups
 from .server import build_server
@@ -129,9 +129,11 @@ async def buffer_body(receive, limit: int):
 
 
 def _jsonrpc_method(body: bytes) -> str | None:
+    """The method of a single JSON-RPC message; None for anything else, unreadable or too deeply nested JSON
+    included (the SDK answers those with its parse error)."""
     try:
-        message = json.loads(body)
-    except ValueError:
+        message = jsonrpc.parse(body)
+    except ParseError:
         return None
     return message.get("method") if isinstance(message, dict) else None
 
@@ -181,9 +183,10 @@ async def _direct_call_request(scope, body: bytes, security: TransportSecurityMi
 
 
 class McpHttpApp:
-    def __init__(self) -> None:
+    def __init__(self, info: ServerInfo | None = None) -> None:
+        """`info`: the serverInfo this app's endpoints state (the site's by default)."""
         # Resource subscriptions need a session to notify: stateful mode only.
-        self.server = build_server(_context_from_request, subscriptions=not settings.MCP_STATELESS_HTTP)
+        self.server = build_server(_context_from_request, subscriptions=not settings.MCP_STATELESS_HTTP, info=info)
         self.manager = StreamableHTTPSessionManager(
             app=self.server,
             stateless=settings.MCP_STATELESS_HTTP,

@@ -15,6 +15,7 @@ from django.conf import settings
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from mcpsite.core.errors import ApplicationError, InvalidRequest, MethodNotFound, ParseError
+from mcpsite.core.scopes import server_info
 
 from . import dispatch
 from .registry import CallContext
@@ -42,19 +43,20 @@ def error_response(request_id: Any, error: ApplicationError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None if request_id is NO_ID else request_id, "error": as_jsonrpc(error)}
 
 
-def _server_info(params: Any) -> dict[str, Any]:
+def _initialize_result(params: Any, groups: Iterable[str] | None) -> dict[str, Any]:
     requested = params.get("protocolVersion") if isinstance(params, dict) else None
+    info = server_info(None if groups is None else list(groups))
     return {
         "protocolVersion": requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
         "capabilities": {"tools": {"listChanged": False}},
-        "serverInfo": {"name": settings.MCP_SERVER_NAME, "version": "1.0.0"},
+        "serverInfo": {"name": info.name, "version": info.version},
     }
 
 
 def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_tool_methods: bool) -> Any:
     method, params = message["method"], message.get("params")
     if method == "initialize":
-        return _server_info(params)
+        return _initialize_result(params, groups)
     if method == "ping":
         return {}
     if method == "tools/list":
@@ -63,7 +65,8 @@ def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_t
         if not isinstance(params, dict):
             raise InvalidRequest(data="params must be an object with 'name' and 'arguments'")
         return dispatch.call_tool(ctx, params.get("name"), params.get("arguments"), groups).data
-    if allow_tool_methods and not method.startswith(("tools/", "notifications/")):
+    # A method naming no tool is an unknown method (-32601), unlike an unknown name in tools/call's params (-32602).
+    if allow_tool_methods and dispatch.served_tool(method, groups) is not None:
         if params is not None and not isinstance(params, dict):
             raise InvalidRequest(data="params must be an object of named arguments")
         return dispatch.call_tool(ctx, method, params, groups).data

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-from django.conf import settings
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from mcpsite.core.errors import ApplicationError, MethodNotFound, RateLimited, Unauthorized
+from mcpsite.core.errors import ApplicationError, RateLimited, Unauthorized, UnknownTool
 from mcpsite.core.jsonutil import dumps, to_jsonable
+from mcpsite.core.scopes import ServerInfo, server_info
 
 from . import calls, dispatch, features, requeststate
 from .interaction import InputRequired
@@ -58,8 +58,10 @@ def tool_error_result(error: ApplicationError) -> types.CallToolResult:
     return _result(to_jsonable(as_jsonrpc(error)), is_error=True)
 
 
-def build_server(context_for: ContextFactory, *, subscriptions: bool = False) -> Server:
-    """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP)."""
+def build_server(context_for: ContextFactory, *, subscriptions: bool = False, info: ServerInfo | None = None) -> Server:
+    """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP); `info`:
+    the `serverInfo` it states (the site's by default; scopes.server_info)."""
+    info = info or server_info(None)
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         call_ctx, groups = context_for(ctx)
@@ -80,7 +82,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
             result = await calls.run_cancellable(call, interaction)
         except InputRequired as asked:
             return calls.input_required_result(asked)
-        except MethodNotFound as exc:
+        except UnknownTool as exc:
             # MCP: an unknown tool is a protocol error (-32602), not a tool result.
             raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
         except (RateLimited, Unauthorized) as exc:
@@ -108,8 +110,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False) ->
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         server = Server(
-            settings.MCP_SERVER_NAME,
-            version="1.0.0",
+            info.name,
+            version=info.version,
             instructions=INSTRUCTIONS,
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,

@@ -8,12 +8,16 @@ Normal clients that initialize themselves see the SDK's behaviour unchanged.
 
 from __future__ import annotations
 
+from typing import TextIO
+
 import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import ErrorData, JSONRPCError, JSONRPCNotification, JSONRPCRequest
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
+
+from mcpsite.core.scopes import server_info
 
 from . import dispatch
 from .registry import CallContext
@@ -100,16 +104,20 @@ async def _pump_out(source, sink, pending: _Pending) -> None:
             await sink.send(item)
 
 
-def serve_stdio(*, groups: list[str] | None, owner=None) -> None:
-    """Serve MCP on stdin/stdout until stdin closes. stdio is trusted like any local process."""
+def serve_stdio(
+    *, groups: list[str] | None, owner=None, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> None:
+    """Serve MCP on stdin/stdout (or the text files given) until the input ends. stdio is trusted like any local
+    process."""
 
     def context_for(_ctx):
         return CallContext(transport="stdio", request_id=dispatch.new_request_id(), owner=owner), groups
 
-    server = build_server(context_for, subscriptions=True)
+    server = build_server(context_for, subscriptions=True, info=server_info(groups))
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        files = [anyio.wrap_file(file) if file is not None else None for file in (stdin, stdout)]
+        async with stdio_server(*files) as (read_stream, write_stream):
             in_send, in_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
             out_send, out_recv = anyio.create_memory_object_stream[SessionMessage](16)
             pending = _Pending()

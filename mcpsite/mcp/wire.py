@@ -23,6 +23,7 @@ WIRE: dict[ErrorKind, tuple[int, int]] = {
     ErrorKind.INVALID_REQUEST: (INVALID_REQUEST, 400),
     ErrorKind.METHOD_NOT_FOUND: (METHOD_NOT_FOUND, 404),
     ErrorKind.INVALID_PARAMS: (INVALID_PARAMS, 200),
+    ErrorKind.UNKNOWN_TOOL: (INVALID_PARAMS, 404),
     ErrorKind.INTERNAL: (INTERNAL_ERROR, 200),
     ErrorKind.UNAUTHORIZED: (401, 401),
     ErrorKind.FORBIDDEN: (403, 200),

@@ -76,3 +76,48 @@ async def test_django_pages_run_the_middleware_chain_with_all_its_effects():
     assert "content-security-policy" in headers
     assert headers["content-language"]
     assert "csrftoken=" in headers["set-cookie"]
+
+
+async def _startup(app) -> dict:
+    lifespan = ApplicationCommunicator(app, {"type": "lifespan"})
+    await lifespan.send_input({"type": "lifespan.startup"})
+    answer = await lifespan.receive_output(5)
+    if answer["type"] == "lifespan.startup.complete":
+        await lifespan.send_input({"type": "lifespan.shutdown"})
+        await lifespan.receive_output(5)
+    return answer
+
+
+async def test_startup_fails_on_a_settings_error_naming_it(settings):
+    """Issue #24: the server started with GALUCHAT_MAPSET_ESTAT=ma10000 (every geo call INTERNAL). The startup
+    runs the settings checks and fails with their message (geo/tests/test_checks.py starts uvicorn so)."""
+    settings.GALUCHAT_MAPSET_ESTAT = "ma10000"
+    app = Application()
+    answer = await _startup(app)
+    assert answer["type"] == "lifespan.startup.failed"
+    assert "(geo.E005) GALUCHAT_MAPSET_ESTAT='ma10000' is an AACODE mapset" in answer["message"]
+    assert not app.mcp.running
+
+
+async def test_a_settings_warning_is_logged_and_the_site_starts(settings, caplog):
+    settings.GALUCHAT_MAPSET_JARL = "sc1000"
+    assert (await _startup(Application()))["type"] == "lifespan.startup.complete"
+    assert "geo.W001" in caplog.text
+
+
+def test_every_check_of_the_project_runs_at_startup_or_needs_the_database():
+    """The startup runs the checks tagged SETTINGS (model checks need a database connection); a project check
+    without the tag would be run by `manage.py check` only."""
+    import inspect
+    from pathlib import Path
+
+    from django.core.checks import Tags
+    from django.core.checks.registry import registry
+
+    from mcpsite.core.problems import SETTINGS
+
+    root = Path(__file__).resolve().parents[2]
+    ours = [c for c in registry.get_checks() if Path(inspect.getsourcefile(c) or "").is_relative_to(root)]
+    ours = [c for c in ours if ".venv" not in Path(inspect.getsourcefile(c) or "").parts]
+    assert len(ours) >= 6
+    assert [c.__qualname__ for c in ours if not {SETTINGS, Tags.database} & set(c.tags)] == []

@@ -379,16 +379,20 @@ def test_websocket_oversize_and_binary_messages_get_specific_errors(site):
 
 
 def test_stdio_malformed_line_gets_a_parse_error_and_the_server_goes_on(site):
+    """Unreadable JSON, deep nesting included (issue #24), is a parse error with id null; the next line is served."""
     import subprocess
 
-    lines = "{not json\n" + '{"jsonrpc":"2.0","method":"tools/list","id":7}\n'
+    deep = ['[' * 100_000, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_accounts",'
+            '"arguments":{"x":' + "[" * 5_000 + "]" * 5_000 + "}}}"]  # fmt: skip
+    lines = "".join(f"{line}\n" for line in ["{not json", *deep, '{"jsonrpc":"2.0","method":"tools/list","id":7}'])
     result = subprocess.run(
         [PYTHON, "manage.py", "mcp_stdio", "--group", "ledger"],
         input=lines, cwd=ROOT, env=site.env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     answers = [json.loads(line) for line in result.stdout.strip().splitlines()]
-    assert answers[0]["error"]["code"] == -32700
+    assert [answer["error"]["code"] for answer in answers[:3]] == [-32700] * 3
     assert answers[-1]["id"] == 7 and "tools" in answers[-1]["result"]
+    assert "Traceback" not in result.stderr
 
 
 def test_server_log_shows_no_transport_errors(site):

