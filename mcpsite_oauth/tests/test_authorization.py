@@ -245,3 +245,54 @@ def test_client_metadata_documents_on_private_addresses_are_never_fetched():
     for url in ["https://127.0.0.1/client.json", "https://10.0.0.5/client.json", "https://169.254.169.254/c.json"]:
         with pytest.raises(CIMDError, match="non-public address"):
             SafeMetadataFetcher().fetch(url)
+
+
+def tokens_for(client, client_id) -> dict:
+    """A consent and its code exchange: the token response."""
+    verifier, challenge = pkce()
+    query = redirect_query(consent(client, client_id, challenge))
+    response = exchange(client, client_id, query["code"], verifier)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def refresh(client, client_id, refresh_token):
+    return token(client, grant_type="refresh_token", refresh_token=refresh_token, client_id=client_id)
+
+
+@pytest.mark.django_db
+def test_a_code_exchanged_twice_revokes_the_tokens_it_gave(signed_in, app_client_id):
+    """RFC 6749 §4.1.2: the second exchange is refused, and the tokens of the first (and those refreshed from
+    them) stop working, since the code has leaked."""
+    verifier, challenge = pkce()
+    code = redirect_query(consent(signed_in, app_client_id, challenge))["code"]
+    first = exchange(signed_in, app_client_id, code, verifier)
+    assert first.status_code == 200
+    refreshed = refresh(signed_in, app_client_id, first.json()["refresh_token"])
+    assert refreshed.status_code == 200 and live_tokens().count() == 1
+    second = exchange(signed_in, app_client_id, code, verifier)
+    assert second.status_code == 400 and second.json()["error"] == "invalid_grant"
+    assert not live_tokens().exists()
+    again = refresh(signed_in, app_client_id, refreshed.json()["refresh_token"])
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+
+
+@pytest.mark.django_db
+def test_a_deactivated_users_refresh_token_gives_nothing(signed_in, app_client_id, hanako):
+    issued = tokens_for(signed_in, app_client_id)
+    hanako.is_active = False
+    hanako.save()
+    response = refresh(signed_in, app_client_id, issued["refresh_token"])
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    assert live_tokens().count() == 1  # only the first, which /mcp refuses for an inactive user
+
+
+@pytest.mark.django_db
+def test_a_deactivated_users_code_gives_nothing(signed_in, app_client_id, hanako):
+    verifier, challenge = pkce()
+    code = redirect_query(consent(signed_in, app_client_id, challenge))["code"]
+    hanako.is_active = False
+    hanako.save()
+    response = exchange(signed_in, app_client_id, code, verifier)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    assert not live_tokens().exists()

@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -257,3 +260,24 @@ def test_a_revoked_token_stops_at_the_next_request(site):
 
 def test_api_keys_keep_working_beside_tokens(site):
     assert _post(site.urls[0], "/mcp", site.key).status_code == 200
+
+
+def test_concurrent_refreshes_of_one_token_on_a_live_site(site):
+    """Eight processes' worth of requests with one refresh token, released together against uvicorn with four
+    workers (the database is the site's own: a SQLite file, or PostgreSQL in the PG pass): one gets tokens, the
+    others a clean invalid_grant; nothing answers 500 or logs a traceback."""
+    base = site.start_server(workers=4)
+    pair = json.loads(shell(site, f"from mcpsite_oauth.tests.live_setup import refresh_pair; refresh_pair({base!r})"))
+    data = {"grant_type": "refresh_token", "client_id": pair["client_id"], "refresh_token": pair["refresh_token"]}
+    barrier = threading.Barrier(8)
+
+    def one(_i):
+        barrier.wait(timeout=60)
+        response = httpx2.post(f"{base}/oauth/token/", data=data, timeout=60)
+        return response.status_code, json.loads(response.content).get("error")
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = sorted(pool.map(one, range(8)))
+    assert outcomes == [(200, None)] + [(400, "invalid_grant")] * 7
+    log = (Path(site.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{urlsplit(base).port}.log").read_text()
+    assert "Traceback" not in log and "ERROR" not in log
