@@ -35,7 +35,7 @@ urlpatterns = [
     path("oauth/register/", views.RegistrationView.as_view(), name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",
-        dot.DynamicClientRegistrationManagementView.as_view(),
+        views.RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
 ]

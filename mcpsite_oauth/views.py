@@ -10,14 +10,17 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, JsonResponse
 from django.urls import reverse_lazy
 from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
-from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView, _error_response
+from oauth2_provider.views.dynamic_client_registration import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
 from oauthlib.oauth2.rfc6749.errors import (
     AccessDeniedError,
     CustomOAuth2Error,
@@ -25,6 +28,7 @@ from oauthlib.oauth2.rfc6749.errors import (
     InvalidScopeError,
 )
 
+from mcpsite.core.limits import over_limit
 from mcpsite.core.scopes import tool_groups
 
 from .services import groups_for_user, mcp_resources, site_origin
@@ -38,6 +42,7 @@ GROUP_DESCRIPTIONS = {
     "merchant": _("Merchant: products, inventory and cart mandates"),
     "reminders": _("Reminders: your calendar, messages and reminders"),
 }
+REGISTRATION_GROUP = "oauth.register"
 
 
 class AdminStyleMixin:
@@ -140,26 +145,64 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         return super().form_valid(form)
 
 
+def registration_error(error: str, description: str, status: int = 400) -> JsonResponse:
+    """An RFC 7591 §3.2.2 error answer."""
+    return JsonResponse({"error": error, "error_description": description}, status=status)
+
+
+def metadata_error(body: bytes) -> JsonResponse | None:
+    """Registration's rules on client metadata, for a registration (RFC 7591) and an update of one (RFC 7592):
+    a bounded JSON object, authorization-code clients only, a few redirect URIs, plain http only to loopback.
+    None when the metadata may go on to django-oauth-toolkit's own checks."""
+    if len(body) > settings.OAUTH_REGISTRATION_MAX_BYTES:
+        return registration_error(
+            "invalid_client_metadata", f"The metadata may be at most {settings.OAUTH_REGISTRATION_MAX_BYTES} bytes"
+        )
+    try:
+        metadata = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+        metadata = None
+    if not isinstance(metadata, dict):
+        return registration_error("invalid_client_metadata", "The body must be a JSON object")
+    grant_types = metadata.get("grant_types", ["authorization_code"])
+    response_types = metadata.get("response_types", ["code"])
+    if not isinstance(grant_types, list) or not set(map(str, grant_types)) <= GRANT_TYPES:
+        return registration_error("invalid_client_metadata", "grant_types: only authorization_code, refresh_token")
+    if not isinstance(response_types, list) or response_types != ["code"]:
+        return registration_error("invalid_client_metadata", "response_types: only code")
+    redirect_uris = metadata.get("redirect_uris")
+    if isinstance(redirect_uris, list):
+        if len(redirect_uris) > settings.OAUTH_REGISTRATION_MAX_REDIRECT_URIS:
+            limit = settings.OAUTH_REGISTRATION_MAX_REDIRECT_URIS
+            return registration_error("invalid_redirect_uri", f"At most {limit} redirect URIs")
+        if not all(map(redirect_uri_acceptable, map(str, redirect_uris))):
+            return registration_error("invalid_redirect_uri", "http redirect URIs must be loopback (127.0.0.1)")
+    return None
+
+
 class RegistrationView(DynamicClientRegistrationView):
     """RFC 7591 registration for authorization-code clients only (MCP clients are); other grant and response types
-    are refused here with `invalid_client_metadata` rather than registered and then refused at every use."""
+    are refused here with `invalid_client_metadata` rather than registered and then refused at every use. Limited
+    per client address (OAUTH_REGISTRATION_RATE, counted in the shared cache like the API keys' rates)."""
 
     def post(self, request, *args, **kwargs):
-        try:
-            metadata = json.loads(request.body)
-        except ValueError:
-            metadata = None
-        if isinstance(metadata, dict):
-            grant_types = metadata.get("grant_types", ["authorization_code"])
-            response_types = metadata.get("response_types", ["code"])
-            if not isinstance(grant_types, list) or not set(map(str, grant_types)) <= GRANT_TYPES:
-                return _error_response("invalid_client_metadata", "grant_types: only authorization_code, refresh_token")
-            if not isinstance(response_types, list) or response_types != ["code"]:
-                return _error_response("invalid_client_metadata", "response_types: only code")
-            redirect_uris = metadata.get("redirect_uris")
-            if isinstance(redirect_uris, list) and not all(map(redirect_uri_acceptable, map(str, redirect_uris))):
-                return _error_response("invalid_redirect_uri", "http redirect URIs must be loopback (127.0.0.1)")
+        address = request.META.get("REMOTE_ADDR") or "unknown"
+        if over_limit(group=REGISTRATION_GROUP, key=address, rate=settings.OAUTH_REGISTRATION_RATE):
+            return registration_error("too_many_requests", "Too many registrations from this address", status=429)
+        if error := metadata_error(request.body):
+            return error
         return super().post(request, *args, **kwargs)
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592: a client reads, updates or deletes its own registration with its registration access token. An
+    update obeys registration's rules (metadata_error); the body is checked before the token, so a bad body is
+    400 whatever the credentials."""
+
+    def put(self, request, *args, **kwargs):
+        if error := metadata_error(request.body):
+            return error
+        return super().put(request, *args, **kwargs)
 
 
 class McpResourceMetadataView(OAuthProtectedResourceMetadataView):

@@ -27,7 +27,7 @@ def pkce():
     return verifier, challenge
 
 
-def register(client, **metadata):
+def register(client, remote_addr="127.0.0.1", **metadata):
     body = {
         "client_name": "テスト",
         "redirect_uris": [REDIRECT],
@@ -36,7 +36,7 @@ def register(client, **metadata):
         "token_endpoint_auth_method": "none",
         **metadata,
     }
-    return client.post("/oauth/register/", json.dumps(body), content_type="application/json")
+    return client.post("/oauth/register/", json.dumps(body), content_type="application/json", REMOTE_ADDR=remote_addr)
 
 
 @pytest.fixture
@@ -296,3 +296,89 @@ def test_a_deactivated_users_code_gives_nothing(signed_in, app_client_id, hanako
     response = exchange(signed_in, app_client_id, code, verifier)
     assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
     assert not live_tokens().exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", ["[" * 100_000, '{"client_name": ' + "[" * 5000 + "]" * 5000 + "}", "null", "[]"])
+def test_registration_with_a_body_that_is_no_json_object_is_invalid_client_metadata(client, body):
+    response = client.post("/oauth/register/", body, content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"] == "invalid_client_metadata"
+    assert not Application.objects.exists()
+
+
+@pytest.mark.django_db
+def test_registration_is_bounded(client, settings):
+    many = register(client, redirect_uris=[f"http://127.0.0.1:{8000 + i}/cb" for i in range(11)])
+    assert many.status_code == 400 and many.json()["error"] == "invalid_redirect_uri"
+    large = register(client, client_name="x" * settings.OAUTH_REGISTRATION_MAX_BYTES)
+    assert large.status_code == 400 and large.json()["error"] == "invalid_client_metadata"
+    assert not Application.objects.exists()
+    assert register(client, redirect_uris=[f"http://127.0.0.1:{8000 + i}/cb" for i in range(10)]).status_code == 201
+
+
+@pytest.mark.django_db
+def test_registration_is_limited_per_client_address(client, settings):
+    settings.OAUTH_REGISTRATION_RATE = "3/h"
+    assert [register(client).status_code for _ in range(4)] == [201, 201, 201, 429]
+    assert register(client).json()["error"] == "too_many_requests"
+    assert register(client, remote_addr="192.0.2.7").status_code == 201  # another address has its own allowance
+    assert Application.objects.count() == 4
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("metadata", "error"),
+    [
+        ({"redirect_uris": ["http://evil.com/cb"]}, "invalid_redirect_uri"),
+        ({"grant_types": ["client_credentials"]}, "invalid_client_metadata"),
+        ({"response_types": ["token"]}, "invalid_client_metadata"),
+        ({"redirect_uris": [f"http://127.0.0.1:{8000 + i}/cb" for i in range(11)]}, "invalid_redirect_uri"),
+    ],
+)
+def test_an_update_of_a_registration_obeys_registrations_rules(client, metadata, error):
+    """RFC 7592 PUT with the registration access token: the same refusals as registration, nothing changed."""
+    registered = register(client).json()
+    body = {
+        "client_id": registered["client_id"],
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        **metadata,
+    }
+    response = client.put(
+        registered["registration_client_uri"],
+        json.dumps(body),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {registered['registration_access_token']}"},
+    )
+    assert response.status_code == 400 and response.json()["error"] == error
+    app = Application.objects.get(client_id=registered["client_id"])
+    assert app.redirect_uris == REDIRECT and app.authorization_grant_type == Application.GRANT_AUTHORIZATION_CODE
+    # A conforming update goes through.
+    body = {**body, "redirect_uris": [REDIRECT, "https://app.example/cb"], "grant_types": ["authorization_code"]}
+    body["response_types"] = ["code"]
+    updated = client.put(
+        registered["registration_client_uri"],
+        json.dumps(body),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {registered['registration_access_token']}"},
+    )
+    assert updated.status_code == 200, updated.content
+
+
+@pytest.mark.django_db
+def test_prune_deletes_old_registrations_that_never_completed_an_authorization(signed_in, app_client_id):
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    tokens_for(signed_in, app_client_id)  # this one completed an authorization
+    unused = register(signed_in).json()["client_id"]
+    recent = register(signed_in).json()["client_id"]
+    old = timezone.now() - timedelta(hours=25)
+    Application.objects.exclude(client_id=recent).update(created=old)
+    call_command("prune_oauth_clients", verbosity=0)
+    assert set(Application.objects.values_list("client_id", flat=True)) == {app_client_id, recent}
+    assert unused not in set(Application.objects.values_list("client_id", flat=True))
