@@ -5,6 +5,7 @@ protected resource metadata of `/mcp`."""
 from __future__ import annotations
 
 import json
+import secrets
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -43,6 +44,11 @@ GROUP_DESCRIPTIONS = {
     "reminders": _("Reminders: your calendar, messages and reminders"),
 }
 REGISTRATION_GROUP = "oauth.register"
+# What the consent form answers is bound server-side, in the session, from the request validated at GET.
+PENDING_SESSION_KEY = "mcpsite_oauth.pending"
+PENDING_MAX = 5
+BOUND_CREDENTIALS = ("client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method")
+STALE_REQUEST = _("This sign-in request was already answered or has expired. Start again from the client.")
 
 
 class AdminStyleMixin:
@@ -93,7 +99,29 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
             )
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
         self.refused_groups = refused
+        self.authorization_request = self._remember(credentials, allowed, request.GET.getlist("resource"))
         return allowed, credentials
+
+    def _remember(self, credentials: dict, scopes: list[str], resources: list[str]) -> str:
+        """Keep the validated request in the user's session until they answer it; the consent form carries only its
+        id, so none of it (the PKCE challenge above all) can be changed or dropped on the way. Returns the id."""
+        request_id = secrets.token_urlsafe(16)
+        pending = dict(self.request.session.get(PENDING_SESSION_KEY, {}))
+        pending[request_id] = {
+            **{key: credentials.get(key) for key in BOUND_CREDENTIALS},
+            "scope": " ".join(scopes),
+            "resource": " ".join(resources),
+        }
+        # A few open consent pages (tabs) at once; the oldest is forgotten first.
+        self.request.session[PENDING_SESSION_KEY] = dict(list(pending.items())[-PENDING_MAX:])
+        return request_id
+
+    def _recall(self) -> dict | None:
+        """The request the consent form answers, as validated when the page was shown (once: it is forgotten)."""
+        pending = dict(self.request.session.get(PENDING_SESSION_KEY, {}))
+        bound = pending.pop(self.request.POST.get("authorization_request", ""), None)
+        self.request.session[PENDING_SESSION_KEY] = pending
+        return bound
 
     def _resource_error(self, resources, state):
         ours = mcp_resources(origin=site_origin(request=self.request))
@@ -105,6 +133,7 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         context = super().get_context_data(**kwargs)
         groups = context.get("scopes") or []
         context.update(
+            authorization_request=getattr(self, "authorization_request", ""),
             title=_("Connect an MCP client"),
             redirect_host=urlsplit(context.get("redirect_uri") or "").netloc,
             groups=[(group, GROUP_DESCRIPTIONS[group]) for group in groups],
@@ -123,6 +152,14 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         return response
 
     def form_valid(self, form):
+        bound = self._recall()
+        if bound is None:
+            # Answered already, or a form this session never showed.
+            return self.render_to_response(
+                {**self.get_context_data(), "error": {"error": "invalid_request", "description": STALE_REQUEST}},
+                status=400,
+            )
+        form.cleaned_data.update(bound)
         application = get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).first()
         redirect_uri = form.cleaned_data["redirect_uri"]
         if application is None or not application.redirect_uri_allowed(redirect_uri):

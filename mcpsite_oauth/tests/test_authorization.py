@@ -85,7 +85,7 @@ def consent(client, client_id, challenge, groups=("cinema",), allow=True, tamper
     page = client.get("/oauth/authorize/", authorize_params(client_id, challenge, **extra))
     assert page.status_code == 200, page.content[:500]
     data = {k: v for k, v in page.context["form"].initial.items() if v is not None}
-    data.update(tamper or {}, groups=list(groups))
+    data.update(tamper or {}, groups=list(groups), authorization_request=page.context["authorization_request"])
     if allow:
         data["allow"] = "許可する"
     return client.post("/oauth/authorize/", data)
@@ -382,3 +382,40 @@ def test_prune_deletes_old_registrations_that_never_completed_an_authorization(s
     call_command("prune_oauth_clients", verbosity=0)
     assert set(Application.objects.values_list("client_id", flat=True)) == {app_client_id, recent}
     assert unused not in set(Application.objects.values_list("client_id", flat=True))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("tamper", [{"code_challenge": ""}, {"code_challenge": "", "code_challenge_method": ""}])
+def test_the_pkce_challenge_is_bound_at_authorize_time_not_by_the_form(signed_in, app_client_id, tamper):
+    """Emptying the consent form's hidden challenge changes nothing: the code is bound to the challenge the
+    client sent, so only its verifier redeems it."""
+    verifier, challenge = pkce()
+    code = redirect_query(consent(signed_in, app_client_id, challenge, tamper=tamper))["code"]
+    wrong = exchange(signed_in, app_client_id, code, "wrong-verifier-" + "x" * 40)
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+    missing = exchange(signed_in, app_client_id, code, None)
+    assert missing.status_code == 400 and missing.json()["error"] == "invalid_request"
+    assert not live_tokens().exists()
+
+
+@pytest.mark.django_db
+def test_the_other_hidden_fields_are_bound_too(signed_in, app_client_id):
+    verifier, challenge = pkce()
+    tamper = {"state": "forged", "resource": "https://evil.example/mcp", "redirect_uri": "http://127.0.0.1:1/x"}
+    query = redirect_query(consent(signed_in, app_client_id, challenge, tamper=tamper))
+    assert query["state"] == "s1"
+    assert exchange(signed_in, app_client_id, query["code"], verifier).status_code == 200
+    assert live_tokens().get().resource == [RESOURCE]
+
+
+@pytest.mark.django_db
+def test_a_consent_form_is_answered_once(signed_in, app_client_id):
+    _, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge))
+    data = {k: v for k, v in page.context["form"].initial.items() if v is not None}
+    data.update(groups=["cinema"], allow="許可する", authorization_request=page.context["authorization_request"])
+    assert signed_in.post("/oauth/authorize/", data).status_code == 302
+    again = signed_in.post("/oauth/authorize/", data)
+    assert again.status_code == 400 and "Location" not in again
+    forged = signed_in.post("/oauth/authorize/", {**data, "authorization_request": "made-up"})
+    assert forged.status_code == 400 and "Location" not in forged
