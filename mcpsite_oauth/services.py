@@ -114,19 +114,18 @@ def access_tokens_revoke(*, token_ids: Iterable[int]) -> int:
     return count
 
 
-def client_access_revoke(*, application_ids: Iterable[int]) -> int:
-    """Take back everything the given clients were granted: their access and refresh tokens and unused codes. The
-    registrations stay (a user may sign the client in again). Returns how many access tokens were revoked."""
-    application_ids = list(application_ids)
-    tokens = get_access_token_model().objects.filter(application_id__in=application_ids)
+def client_access_revoke(*, application_ids: Iterable[int], user: AbstractBaseUser | None = None) -> int:
+    """Take back everything the given clients were granted (by `user` only, when given): access and refresh tokens
+    and unused codes. The registrations stay (a user may sign the client in again). Returns how many access tokens
+    were revoked."""
+    mine = {"application_id__in": list(application_ids), **({"user": user} if user is not None else {})}
+    tokens = get_access_token_model().objects.filter(**mine)
     with transaction.atomic():
         count = access_tokens_revoke(token_ids=tokens.values_list("pk", flat=True))
         # Refresh tokens whose access token is already gone (rotated) still exchange for new ones: revoke them too.
-        for refresh in get_refresh_token_model().objects.filter(
-            application_id__in=application_ids, revoked__isnull=True
-        ):
+        for refresh in get_refresh_token_model().objects.filter(**mine, revoked__isnull=True):
             refresh.revoke()
-        get_grant_model().objects.filter(application_id__in=application_ids).delete()
+        get_grant_model().objects.filter(**mine).delete()
     return count
 
 

@@ -6,17 +6,27 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import LoginView
 from django.http import HttpResponseBadRequest, JsonResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.urls import reverse_lazy
+from django.utils import timezone
 from django.utils.csp import CSP
+from django.utils.timesince import timesince
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext
+from django.views.generic import TemplateView
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
 from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationManagementView,
@@ -32,7 +42,8 @@ from oauthlib.oauth2.rfc6749.errors import (
 from mcpsite.core.limits import over_limit
 from mcpsite.core.scopes import tool_groups
 
-from .services import groups_for_user, mcp_resources, site_origin
+from .selectors import user_connections
+from .services import client_access_revoke, groups_for_user, mcp_resources, site_origin
 from .validators import GRANT_TYPES, redirect_uri_acceptable
 
 # What each scope lets a client do, shown on the consent page.
@@ -52,16 +63,29 @@ STALE_REQUEST = _("This sign-in request was already answered or has expired. Sta
 
 
 class AdminStyleMixin:
-    """The admin's header, language and look on the sign-in pages."""
+    """The admin's language and look on the sign-in pages, headed with what the user signs in to (this site, for an
+    MCP client), not the admin's "Django administration": most who sign in here are not staff."""
 
     def get_context_data(self, **kwargs):
-        return {**admin.site.each_context(self.request), **super().get_context_data(**kwargs)}
+        header = _("%(site)s: sign in for an MCP client") % {"site": settings.MCP_SERVER_NAME}
+        return {
+            **admin.site.each_context(self.request),
+            "site_header": header,
+            "site_title": header,
+            **super().get_context_data(**kwargs),
+        }
+
+
+def duration_text(seconds: int) -> str:
+    """A lifetime in the reader's language ("1 hour", "30 days")."""
+    now = timezone.now()
+    return timesince(now - timedelta(seconds=seconds), now)
 
 
 class SignInView(AdminStyleMixin, LoginView):
     """The admin's login page, for any active user (not only staff): a client acts as the user who signs in."""
 
-    template_name = "admin/login.html"
+    template_name = "mcpsite_oauth/sign_in.html"
     redirect_authenticated_user = False
     extra_context = {"title": _("Sign in to connect an MCP client"), "subtitle": None}
 
@@ -94,6 +118,7 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
         allowed, refused = groups_for_user(user=request.user, requested=scopes)
         if not allowed:
+            self.no_usable_group = refused  # error_response explains it to the user before the client hears it
             error = InvalidScopeError(
                 description="The requested scopes are tool groups this user may not use", state=credentials["state"]
             )
@@ -129,6 +154,22 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
             return None
         return CustomOAuth2Error(error="invalid_target", description=f"Tokens here are only for {ours[0]}", state=state)
 
+    def error_response(self, error, application, **kwargs):
+        response = super().error_response(error, application, **kwargs)
+        refused = getattr(self, "no_usable_group", None)
+        if refused is None or response.status_code != 302:
+            return response
+        # The user signed in and may use none of the groups asked for: say so, in their language, and hand the
+        # client its invalid_scope by a link (and a timed refresh), which the sign-in form's CSP cannot block.
+        client = get_application_model().objects.filter(client_id=self.request.GET.get("client_id", "")).first()
+        context = {
+            **self.get_context_data(),
+            "client_name": (client.name or client.client_id) if client else "",
+            "refused_text": list_text(GROUP_DESCRIPTIONS[group] for group in refused),
+            "return_url": response["Location"],
+        }
+        return TemplateResponse(self.request, "mcpsite_oauth/no_groups.html", context, status=403)
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         groups = context.get("scopes") or []
@@ -138,6 +179,9 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
             redirect_host=urlsplit(context.get("redirect_uri") or "").netloc,
             groups=[(group, GROUP_DESCRIPTIONS[group]) for group in groups],
             refused_groups=[(group, GROUP_DESCRIPTIONS[group]) for group in getattr(self, "refused_groups", [])],
+            refused_text=list_text(GROUP_DESCRIPTIONS[group] for group in getattr(self, "refused_groups", [])),
+            access_lifetime=duration_text(oauth2_settings.ACCESS_TOKEN_EXPIRE_SECONDS),
+            refresh_lifetime=duration_text(oauth2_settings.REFRESH_TOKEN_EXPIRE_SECONDS),
         )
         return context
 
@@ -242,6 +286,11 @@ class RegistrationManagementView(DynamicClientRegistrationManagementView):
         return super().put(request, *args, **kwargs)
 
 
+def list_text(items: Iterable[str]) -> str:
+    """Items joined the reader's way ("a, b" in English, "a、b" in Japanese)."""
+    return pgettext("list separator", ", ").join(str(item) for item in items)
+
+
 class McpResourceMetadataView(OAuthProtectedResourceMetadataView):
     """RFC 9728 metadata of this site's MCP endpoint (`/.well-known/oauth-protected-resource/mcp`) and of the site
     (the root form); behind a proxy OAUTH_ISSUER_URL names the public origin."""
@@ -256,3 +305,24 @@ class McpResourceMetadataView(OAuthProtectedResourceMetadataView):
 
     def get_scopes_supported(self):
         return list(tool_groups())
+
+
+class ConnectionsView(AdminStyleMixin, LoginRequiredMixin, TemplateView):
+    """The signed-in user's connected clients (those holding a live token of theirs), each with *Revoke*: what the
+    consent page points to for taking access back. Any active user, like the sign-in."""
+
+    template_name = "mcpsite_oauth/connections.html"
+    login_url = reverse_lazy("oauth2_provider:login")
+
+    def get_context_data(self, **kwargs):
+        return {
+            **super().get_context_data(**kwargs),
+            "title": _("Connected MCP clients"),
+            "connections": user_connections(user=self.request.user),
+        }
+
+    def post(self, request, *args, **kwargs):
+        application_id = request.POST.get("client", "")
+        if application_id.isdigit():
+            client_access_revoke(application_ids=[int(application_id)], user=request.user)
+        return redirect("oauth2_provider:connections")

@@ -157,9 +157,12 @@ def test_a_redirect_uri_not_registered_is_never_redirected_to(signed_in, app_cli
 @pytest.mark.django_db
 def test_scopes_beyond_the_users_groups_are_left_out_or_refused(signed_in, app_client_id):
     _, challenge = pkce()
-    # Nothing the user may use: invalid_scope back to the client.
+    # Nothing the user may use: a page saying why, whose link (and timed refresh) gives the client invalid_scope.
     only_ledger = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="ledger"))
-    assert redirect_query(only_ledger)["error"] == "invalid_scope"
+    assert only_ledger.status_code == 403
+    back = parse_qs(urlsplit(only_ledger.context["return_url"]).query)
+    assert only_ledger.context["return_url"].startswith(REDIRECT)
+    assert back["error"] == ["invalid_scope"] and back["state"] == ["s1"]
     # Some: the page offers those and names the rest as left out.
     page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema ledger"))
     assert [g for g, _ in page.context["groups"]] == ["cinema"]
@@ -419,3 +422,59 @@ def test_a_consent_form_is_answered_once(signed_in, app_client_id):
     assert again.status_code == 400 and "Location" not in again
     forged = signed_in.post("/oauth/authorize/", {**data, "authorization_request": "made-up"})
     assert forged.status_code == 400 and "Location" not in forged
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("language", "says", "comma"),
+    [("en", "may not use any of the tool groups", ", "), ("ja", "利用できるツールグループがない", "、")],
+)
+def test_the_pages_say_what_and_why_in_the_users_language(signed_in, app_client_id, language, says, comma):
+    signed_in.cookies["django_language"] = language
+    _, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="ledger geo"))
+    text = page.content.decode()
+    assert page.status_code == 403 and says in text and "Django" not in text
+    # The consent page: lifetimes, how to take access back, left-out groups joined the reader's way.
+    consent_page = signed_in.get(
+        "/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema ledger geo")
+    )
+    descriptions = [str(description) for _, description in consent_page.context["refused_groups"]]
+    assert len(descriptions) == 2 and consent_page.context["refused_text"] == comma.join(descriptions)
+    text = consent_page.content.decode()
+    assert consent_page.context["access_lifetime"] in text and consent_page.context["refresh_lifetime"] in text
+    assert 'id="how-to-revoke"' in text and "Django" not in text
+
+
+@pytest.mark.django_db
+def test_the_sign_in_page_says_what_the_user_signs_in_to(client):
+    client.cookies["django_language"] = "en"
+    page = client.get("/oauth/login/?next=/oauth/authorize/")
+    text = page.content.decode()
+    assert "mcpsite: sign in for an MCP client" in text and "Django administration" not in text
+    assert "connect an MCP client" in text
+
+
+@pytest.mark.django_db
+def test_a_user_sees_and_revokes_their_connected_clients(signed_in, app_client_id, django_user_model):
+    issued = tokens_for(signed_in, app_client_id)
+    other = django_user_model.objects.create_user(username="taro", password="taro-password-123")
+    grant_groups(other, ["cinema"])
+    from django.test import Client
+
+    taro = Client()
+    taro.force_login(other)
+    tokens_for(taro, app_client_id)
+    page = signed_in.get("/oauth/connections/")
+    assert [c.client_id for c in page.context["connections"]] == [app_client_id]
+    client_pk = page.context["connections"][0].pk
+    assert signed_in.post("/oauth/connections/", {"client": client_pk}).status_code == 302
+    assert list(live_tokens().values_list("user__username", flat=True)) == ["taro"]  # only hanako's went
+    again = refresh(signed_in, app_client_id, issued["refresh_token"])
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert not signed_in.get("/oauth/connections/").context["connections"]
+
+
+def test_the_connections_page_needs_a_sign_in(client):
+    response = client.get("/oauth/connections/")
+    assert response.status_code == 302 and response["Location"].startswith("/oauth/login/")
