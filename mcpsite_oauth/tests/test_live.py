@@ -69,6 +69,16 @@ def chromium_path() -> str:
     return path
 
 
+async def catch_callback(page, callback: str, seen: dict) -> None:
+    """The client's loopback callback, answered in the browser; its URL goes to seen["callback"]."""
+
+    async def on_callback(route):
+        seen["callback"] = route.request.url
+        await route.fulfill(status=200, content_type="text/plain", body="ok")
+
+    await page.route(f"{callback}?*", on_callback)
+
+
 async def sign_in_and_use_tools(base: str, *, allow: bool = True):
     """The whole flow as a remote client does it, from the URL alone. Returns what the test checks."""
     from playwright.async_api import async_playwright
@@ -79,11 +89,7 @@ async def sign_in_and_use_tools(base: str, *, allow: bool = True):
         browser = await p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         page = await browser.new_page(locale="ja-JP")
 
-        async def on_callback(route):
-            seen["callback"] = route.request.url
-            await route.fulfill(status=200, content_type="text/plain", body="ok")
-
-        await page.route(f"{callback}?*", on_callback)
+        await catch_callback(page, callback, seen)
 
         async def redirect_handler(authorization_url: str) -> None:
             seen["authorization_url"] = authorization_url
@@ -141,7 +147,7 @@ def test_official_client_signs_in_through_the_browser_and_calls_tools(site):
     seen = anyio.run(sign_in_and_use_tools, base)
 
     # The pages: Japanese, the admin's look, the client, its redirect host and the groups.
-    assert "サイト管理" in seen["login_title"] or "Django" in seen["login_title"]
+    assert "MCP クライアント" in seen["login_title"] and "Django" not in seen["login_title"]
     assert "ユーザー名" in seen["login_text"]
     assert "テスト エージェント" in seen["consent_text"] and "127.0.0.1" in seen["consent_text"]
     assert "許可" in seen["consent_text"] or seen["consent_groups"]
@@ -309,11 +315,7 @@ async def sign_in_without_usable_groups(base: str, client_id: str, callback: str
         browser = await p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         page = await browser.new_page(locale=locale)
 
-        async def on_callback(route):
-            seen["callback"] = route.request.url
-            await route.fulfill(status=200, content_type="text/plain", body="ok")
-
-        await page.route(f"{callback}?*", on_callback)
+        await catch_callback(page, callback, seen)
         await page.goto(f"{base}/oauth/authorize/?{query}")
         seen["login_header"] = await page.inner_text("#site-name")
         await page.fill("#id_username", "jiro")
