@@ -62,10 +62,14 @@ def test_eight_exchanges_of_one_code_give_one_success(client, hanako, caplog):  
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
-def test_control_the_toolkit_alone_answers_500_to_concurrent_refreshes(client, hanako, monkeypatch):  # noqa: F811
-    """Without the lock in McpOAuth2Validator.save_bearer_token the race is real: some requests fail."""
+def test_control_the_toolkit_alone_fails_concurrent_refreshes(client, hanako, monkeypatch):  # noqa: F811
+    """Without the lock in McpOAuth2Validator.save_bearer_token the race is real: some requests answer 500 (or more
+    than one gets tokens). A loaded machine may serialize one round by chance, so up to three rounds."""
     monkeypatch.setattr(McpOAuth2Validator, "save_bearer_token", OAuth2Validator.save_bearer_token)
-    client_id, code, verifier = _issued(client, hanako)
-    refresh_token = exchange(client, client_id, code, verifier).json()["refresh_token"]
-    results, errors = _post_together(lambda c: refresh(c, client_id, refresh_token))
-    assert errors or _outcomes(results) != [(200, None)] + [(400, "invalid_grant")] * (THREADS - 1)
+    for _round in range(3):
+        client_id, code, verifier = _issued(client, hanako)
+        refresh_token = exchange(client, client_id, code, verifier).json()["refresh_token"]
+        results, errors = _post_together(lambda c: refresh(c, client_id, refresh_token))
+        if errors or _outcomes(results) != [(200, None)] + [(400, "invalid_grant")] * (THREADS - 1):
+            return
+    pytest.fail("three rounds of eight concurrent refreshes all went through cleanly without the lock")
