@@ -443,6 +443,13 @@ OAUTH_ISSUER_URL = env_str("OAUTH_ISSUER_URL").rstrip("/")
 # Every token of one user shares one allowance, so refreshing (a new token) or connecting a second client does not
 # give more calls.
 OAUTH_TOKEN_RATE = env_str("OAUTH_TOKEN_RATE", MCP_DEFAULT_RATE)
+# Dynamic client registration (RFC 7591) is open: limited per client address (counted in the shared cache, so
+# across processes), and each registration is bounded.
+OAUTH_REGISTRATION_RATE = env_str("OAUTH_REGISTRATION_RATE", "20/h")
+OAUTH_REGISTRATION_MAX_BYTES = int(env_raw("OAUTH_REGISTRATION_MAX_BYTES", 16 * 1024))
+OAUTH_REGISTRATION_MAX_REDIRECT_URIS = int(env_raw("OAUTH_REGISTRATION_MAX_REDIRECT_URIS", 10))
+# `manage.py prune_oauth_clients` deletes registrations this old that never completed an authorization.
+OAUTH_UNUSED_CLIENT_HOURS = int(env_raw("OAUTH_UNUSED_CLIENT_HOURS", 24))
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {

@@ -10,21 +10,27 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.http import HttpRequest
+from django.utils import timezone
 from oauth2_provider.models import (
     get_access_token_model,
+    get_application_model,
     get_grant_model,
     get_refresh_token_model,
     revoke_access_token,
 )
+from oauth2_provider.settings import oauth2_settings
 
 from mcpsite.admin_security import grantable_scopes
 from mcpsite.core.scopes import tool_groups
+
+from .models import RedeemedCode
 
 MCP_PATH = "/mcp"
 
@@ -108,17 +114,42 @@ def access_tokens_revoke(*, token_ids: Iterable[int]) -> int:
     return count
 
 
-def client_access_revoke(*, application_ids: Iterable[int]) -> int:
-    """Take back everything the given clients were granted: their access and refresh tokens and unused codes. The
-    registrations stay (a user may sign the client in again). Returns how many access tokens were revoked."""
-    application_ids = list(application_ids)
-    tokens = get_access_token_model().objects.filter(application_id__in=application_ids)
+def client_access_revoke(*, application_ids: Iterable[int], user: AbstractBaseUser | None = None) -> int:
+    """Take back everything the given clients were granted (by `user` only, when given): access and refresh tokens
+    and unused codes. The registrations stay (a user may sign the client in again). Returns how many access tokens
+    were revoked."""
+    mine = {"application_id__in": list(application_ids), **({"user": user} if user is not None else {})}
+    tokens = get_access_token_model().objects.filter(**mine)
     with transaction.atomic():
         count = access_tokens_revoke(token_ids=tokens.values_list("pk", flat=True))
         # Refresh tokens whose access token is already gone (rotated) still exchange for new ones: revoke them too.
-        for refresh in get_refresh_token_model().objects.filter(
-            application_id__in=application_ids, revoked__isnull=True
-        ):
+        for refresh in get_refresh_token_model().objects.filter(**mine, revoked__isnull=True):
             refresh.revoke()
-        get_grant_model().objects.filter(application_id__in=application_ids).delete()
+        get_grant_model().objects.filter(**mine).delete()
     return count
+
+
+def unused_clients_prune(*, older_than_hours: int) -> int:
+    """Delete clients that registered themselves (RFC 7591) more than `older_than_hours` ago and have nothing to show
+    for an authorization: no code, no user's access or refresh token (expired ones count once `cleartokens` has
+    removed them). Also forgets redeemed codes older than a refresh token lives. Returns how many clients."""
+    if older_than_hours < 1:
+        raise ValueError("older_than_hours must be at least 1")
+    application_model = get_application_model()
+    now = timezone.now()
+    user_tokens = get_access_token_model().objects.exclude(scope=oauth2_settings.DCR_REGISTRATION_SCOPE)
+    unused = (
+        application_model.objects.filter(
+            registration_source=application_model.RegistrationSource.DCR,
+            created__lt=now - timedelta(hours=older_than_hours),
+        )
+        .exclude(pk__in=user_tokens.values("application_id"))
+        .exclude(pk__in=get_refresh_token_model().objects.values("application_id"))
+        .exclude(pk__in=get_grant_model().objects.values("application_id"))
+    )
+    with transaction.atomic():
+        ids = list(unused.values_list("pk", flat=True))
+        application_model.objects.filter(pk__in=ids).delete()
+        forget_before = now - timedelta(seconds=oauth2_settings.REFRESH_TOKEN_EXPIRE_SECONDS)
+        RedeemedCode.objects.filter(redeemed_at__lt=forget_before).delete()
+    return len(ids)

@@ -5,19 +5,33 @@ protected resource metadata of `/mcp`."""
 from __future__ import annotations
 
 import json
+import secrets
+from collections.abc import Iterable
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import LoginView
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, JsonResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.urls import reverse_lazy
+from django.utils import timezone
 from django.utils.csp import CSP
+from django.utils.timesince import timesince
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext
+from django.views.generic import TemplateView
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
-from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView, _error_response
+from oauth2_provider.views.dynamic_client_registration import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
 from oauthlib.oauth2.rfc6749.errors import (
     AccessDeniedError,
     CustomOAuth2Error,
@@ -25,9 +39,11 @@ from oauthlib.oauth2.rfc6749.errors import (
     InvalidScopeError,
 )
 
+from mcpsite.core.limits import over_limit
 from mcpsite.core.scopes import tool_groups
 
-from .services import groups_for_user, mcp_resources, site_origin
+from .selectors import user_connections
+from .services import client_access_revoke, groups_for_user, mcp_resources, site_origin
 from .validators import GRANT_TYPES, redirect_uri_acceptable
 
 # What each scope lets a client do, shown on the consent page.
@@ -38,19 +54,38 @@ GROUP_DESCRIPTIONS = {
     "merchant": _("Merchant: products, inventory and cart mandates"),
     "reminders": _("Reminders: your calendar, messages and reminders"),
 }
+REGISTRATION_GROUP = "oauth.register"
+# What the consent form answers is bound server-side, in the session, from the request validated at GET.
+PENDING_SESSION_KEY = "mcpsite_oauth.pending"
+PENDING_MAX = 5
+BOUND_CREDENTIALS = ("client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method")
+STALE_REQUEST = _("This sign-in request was already answered or has expired. Start again from the client.")
 
 
 class AdminStyleMixin:
-    """The admin's header, language and look on the sign-in pages."""
+    """The admin's language and look on the sign-in pages, headed with what the user signs in to (this site, for an
+    MCP client), not the admin's "Django administration": most who sign in here are not staff."""
 
     def get_context_data(self, **kwargs):
-        return {**admin.site.each_context(self.request), **super().get_context_data(**kwargs)}
+        header = _("%(site)s: sign in for an MCP client") % {"site": settings.MCP_SERVER_NAME}
+        return {
+            **admin.site.each_context(self.request),
+            "site_header": header,
+            "site_title": header,
+            **super().get_context_data(**kwargs),
+        }
+
+
+def duration_text(seconds: int) -> str:
+    """A lifetime in the reader's language ("1 hour", "30 days")."""
+    now = timezone.now()
+    return timesince(now - timedelta(seconds=seconds), now)
 
 
 class SignInView(AdminStyleMixin, LoginView):
     """The admin's login page, for any active user (not only staff): a client acts as the user who signs in."""
 
-    template_name = "admin/login.html"
+    template_name = "mcpsite_oauth/sign_in.html"
     redirect_authenticated_user = False
     extra_context = {"title": _("Sign in to connect an MCP client"), "subtitle": None}
 
@@ -83,12 +118,35 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
         allowed, refused = groups_for_user(user=request.user, requested=scopes)
         if not allowed:
+            self.no_usable_group = refused  # error_response explains it to the user before the client hears it
             error = InvalidScopeError(
                 description="The requested scopes are tool groups this user may not use", state=credentials["state"]
             )
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
         self.refused_groups = refused
+        self.authorization_request = self._remember(credentials, allowed, request.GET.getlist("resource"))
         return allowed, credentials
+
+    def _remember(self, credentials: dict, scopes: list[str], resources: list[str]) -> str:
+        """Keep the validated request in the user's session until they answer it; the consent form carries only its
+        id, so none of it (the PKCE challenge above all) can be changed or dropped on the way. Returns the id."""
+        request_id = secrets.token_urlsafe(16)
+        pending = dict(self.request.session.get(PENDING_SESSION_KEY, {}))
+        pending[request_id] = {
+            **{key: credentials.get(key) for key in BOUND_CREDENTIALS},
+            "scope": " ".join(scopes),
+            "resource": " ".join(resources),
+        }
+        # A few open consent pages (tabs) at once; the oldest is forgotten first.
+        self.request.session[PENDING_SESSION_KEY] = dict(list(pending.items())[-PENDING_MAX:])
+        return request_id
+
+    def _recall(self) -> dict | None:
+        """The request the consent form answers, as validated when the page was shown (once: it is forgotten)."""
+        pending = dict(self.request.session.get(PENDING_SESSION_KEY, {}))
+        bound = pending.pop(self.request.POST.get("authorization_request", ""), None)
+        self.request.session[PENDING_SESSION_KEY] = pending
+        return bound
 
     def _resource_error(self, resources, state):
         ours = mcp_resources(origin=site_origin(request=self.request))
@@ -96,14 +154,34 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
             return None
         return CustomOAuth2Error(error="invalid_target", description=f"Tokens here are only for {ours[0]}", state=state)
 
+    def error_response(self, error, application, **kwargs):
+        response = super().error_response(error, application, **kwargs)
+        refused = getattr(self, "no_usable_group", None)
+        if refused is None or response.status_code != 302:
+            return response
+        # The user signed in and may use none of the groups asked for: say so, in their language, and hand the
+        # client its invalid_scope by a link (and a timed refresh), which the sign-in form's CSP cannot block.
+        client = get_application_model().objects.filter(client_id=self.request.GET.get("client_id", "")).first()
+        context = {
+            **self.get_context_data(),
+            "client_name": (client.name or client.client_id) if client else "",
+            "refused_text": list_text(GROUP_DESCRIPTIONS[group] for group in refused),
+            "return_url": response["Location"],
+        }
+        return TemplateResponse(self.request, "mcpsite_oauth/no_groups.html", context, status=403)
+
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         groups = context.get("scopes") or []
         context.update(
+            authorization_request=getattr(self, "authorization_request", ""),
             title=_("Connect an MCP client"),
             redirect_host=urlsplit(context.get("redirect_uri") or "").netloc,
             groups=[(group, GROUP_DESCRIPTIONS[group]) for group in groups],
             refused_groups=[(group, GROUP_DESCRIPTIONS[group]) for group in getattr(self, "refused_groups", [])],
+            refused_text=list_text(GROUP_DESCRIPTIONS[group] for group in getattr(self, "refused_groups", [])),
+            access_lifetime=duration_text(oauth2_settings.ACCESS_TOKEN_EXPIRE_SECONDS),
+            refresh_lifetime=duration_text(oauth2_settings.REFRESH_TOKEN_EXPIRE_SECONDS),
         )
         return context
 
@@ -118,6 +196,14 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         return response
 
     def form_valid(self, form):
+        bound = self._recall()
+        if bound is None:
+            # Answered already, or a form this session never showed.
+            return self.render_to_response(
+                {**self.get_context_data(), "error": {"error": "invalid_request", "description": STALE_REQUEST}},
+                status=400,
+            )
+        form.cleaned_data.update(bound)
         application = get_application_model().objects.filter(client_id=form.cleaned_data["client_id"]).first()
         redirect_uri = form.cleaned_data["redirect_uri"]
         if application is None or not application.redirect_uri_allowed(redirect_uri):
@@ -140,26 +226,69 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         return super().form_valid(form)
 
 
+def registration_error(error: str, description: str, status: int = 400) -> JsonResponse:
+    """An RFC 7591 §3.2.2 error answer."""
+    return JsonResponse({"error": error, "error_description": description}, status=status)
+
+
+def metadata_error(body: bytes) -> JsonResponse | None:
+    """Registration's rules on client metadata, for a registration (RFC 7591) and an update of one (RFC 7592):
+    a bounded JSON object, authorization-code clients only, a few redirect URIs, plain http only to loopback.
+    None when the metadata may go on to django-oauth-toolkit's own checks."""
+    if len(body) > settings.OAUTH_REGISTRATION_MAX_BYTES:
+        return registration_error(
+            "invalid_client_metadata", f"The metadata may be at most {settings.OAUTH_REGISTRATION_MAX_BYTES} bytes"
+        )
+    try:
+        metadata = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
+        metadata = None
+    if not isinstance(metadata, dict):
+        return registration_error("invalid_client_metadata", "The body must be a JSON object")
+    grant_types = metadata.get("grant_types", ["authorization_code"])
+    response_types = metadata.get("response_types", ["code"])
+    if not isinstance(grant_types, list) or not set(map(str, grant_types)) <= GRANT_TYPES:
+        return registration_error("invalid_client_metadata", "grant_types: only authorization_code, refresh_token")
+    if not isinstance(response_types, list) or response_types != ["code"]:
+        return registration_error("invalid_client_metadata", "response_types: only code")
+    redirect_uris = metadata.get("redirect_uris")
+    if isinstance(redirect_uris, list):
+        if len(redirect_uris) > settings.OAUTH_REGISTRATION_MAX_REDIRECT_URIS:
+            limit = settings.OAUTH_REGISTRATION_MAX_REDIRECT_URIS
+            return registration_error("invalid_redirect_uri", f"At most {limit} redirect URIs")
+        if not all(map(redirect_uri_acceptable, map(str, redirect_uris))):
+            return registration_error("invalid_redirect_uri", "http redirect URIs must be loopback (127.0.0.1)")
+    return None
+
+
 class RegistrationView(DynamicClientRegistrationView):
     """RFC 7591 registration for authorization-code clients only (MCP clients are); other grant and response types
-    are refused here with `invalid_client_metadata` rather than registered and then refused at every use."""
+    are refused here with `invalid_client_metadata` rather than registered and then refused at every use. Limited
+    per client address (OAUTH_REGISTRATION_RATE, counted in the shared cache like the API keys' rates)."""
 
     def post(self, request, *args, **kwargs):
-        try:
-            metadata = json.loads(request.body)
-        except ValueError:
-            metadata = None
-        if isinstance(metadata, dict):
-            grant_types = metadata.get("grant_types", ["authorization_code"])
-            response_types = metadata.get("response_types", ["code"])
-            if not isinstance(grant_types, list) or not set(map(str, grant_types)) <= GRANT_TYPES:
-                return _error_response("invalid_client_metadata", "grant_types: only authorization_code, refresh_token")
-            if not isinstance(response_types, list) or response_types != ["code"]:
-                return _error_response("invalid_client_metadata", "response_types: only code")
-            redirect_uris = metadata.get("redirect_uris")
-            if isinstance(redirect_uris, list) and not all(map(redirect_uri_acceptable, map(str, redirect_uris))):
-                return _error_response("invalid_redirect_uri", "http redirect URIs must be loopback (127.0.0.1)")
+        address = request.META.get("REMOTE_ADDR") or "unknown"
+        if over_limit(group=REGISTRATION_GROUP, key=address, rate=settings.OAUTH_REGISTRATION_RATE):
+            return registration_error("too_many_requests", "Too many registrations from this address", status=429)
+        if error := metadata_error(request.body):
+            return error
         return super().post(request, *args, **kwargs)
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """RFC 7592: a client reads, updates or deletes its own registration with its registration access token. An
+    update obeys registration's rules (metadata_error); the body is checked before the token, so a bad body is
+    400 whatever the credentials."""
+
+    def put(self, request, *args, **kwargs):
+        if error := metadata_error(request.body):
+            return error
+        return super().put(request, *args, **kwargs)
+
+
+def list_text(items: Iterable[str]) -> str:
+    """Items joined the reader's way ("a, b" in English, "a、b" in Japanese)."""
+    return pgettext("list separator", ", ").join(str(item) for item in items)
 
 
 class McpResourceMetadataView(OAuthProtectedResourceMetadataView):
@@ -176,3 +305,24 @@ class McpResourceMetadataView(OAuthProtectedResourceMetadataView):
 
     def get_scopes_supported(self):
         return list(tool_groups())
+
+
+class ConnectionsView(AdminStyleMixin, LoginRequiredMixin, TemplateView):
+    """The signed-in user's connected clients (those holding a live token of theirs), each with *Revoke*: what the
+    consent page points to for taking access back. Any active user, like the sign-in."""
+
+    template_name = "mcpsite_oauth/connections.html"
+    login_url = reverse_lazy("oauth2_provider:login")
+
+    def get_context_data(self, **kwargs):
+        return {
+            **super().get_context_data(**kwargs),
+            "title": _("Connected MCP clients"),
+            "connections": user_connections(user=self.request.user),
+        }
+
+    def post(self, request, *args, **kwargs):
+        application_id = request.POST.get("client", "")
+        if application_id.isdigit():
+            client_access_revoke(application_ids=[int(application_id)], user=request.user)
+        return redirect("oauth2_provider:connections")

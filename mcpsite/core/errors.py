@@ -87,8 +87,22 @@ class InternalError(ApplicationError):
 
 
 class Unauthorized(ApplicationError):
+    """A refused API key: the seeds' body (`{"code": 401, "message": "Invalid API key"}`)."""
+
     kind = ErrorKind.UNAUTHORIZED
     message = "Invalid API key"
+
+
+class MissingCredentials(Unauthorized):
+    """No credential at all."""
+
+    message = "Authentication required: send Authorization: Bearer <API key or OAuth access token>"
+
+
+class InvalidAccessToken(Unauthorized):
+    """A bearer token that is no API key and no live OAuth access token for this resource."""
+
+    message = "Invalid or expired access token"
 
 
 class Forbidden(ApplicationError):
@@ -97,9 +111,15 @@ class Forbidden(ApplicationError):
 
 
 class ScopeDenied(Forbidden):
-    """The API key lacks the tool's scope (a transport-level refusal, unlike a wrong password)."""
+    """The API key or token lacks the tool's scope (a transport-level refusal, unlike a wrong password)."""
 
     kind = ErrorKind.SCOPE_DENIED
+
+    @classmethod
+    def for_group(cls, principal: object, group: str, what: str = "tools") -> ScopeDenied:
+        """Worded for the credential presented: an OAuth token (`kind` "oauth") or an API key."""
+        credential = "token" if getattr(principal, "kind", "api_key") == "oauth" else "API key"
+        return cls(f"This {credential} may not use {group} {what}", data=f"Scope '{group}' required")
 
 
 class NotFound(ApplicationError):

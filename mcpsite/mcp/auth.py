@@ -14,8 +14,8 @@ from django.utils.module_loading import import_string
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from mcpsite.core.errors import ScopeDenied, Unauthorized
-from mcpsite.models import ApiKey, key_digest
+from mcpsite.core.errors import InvalidAccessToken, MissingCredentials, ScopeDenied, Unauthorized
+from mcpsite.models import KEY_PREFIX, ApiKey, key_digest
 
 from .dispatch import in_worker_thread
 
@@ -42,12 +42,14 @@ def api_key_authenticate(*, raw_key: str | None, url: str | None = None) -> ApiK
     rate, allows(), audit_fields()).
     """
     if not raw_key:
-        raise Unauthorized()
+        raise MissingCredentials()
     api_key = ApiKey.objects.select_related("owner").filter(digest=key_digest(raw_key), is_active=True).first()
     if api_key is None and url is not None:
         for authenticator in settings.MCP_TOKEN_AUTHENTICATORS:
             if (principal := import_string(authenticator)(raw_token=raw_key, url=url)) is not None:
                 return principal
+        if not raw_key.startswith(KEY_PREFIX) and settings.MCP_TOKEN_AUTHENTICATORS:
+            raise InvalidAccessToken()  # not shaped like an API key: the refusal names what was sent
     if api_key is None or not api_key.owner.is_active:
         raise Unauthorized()
     now = timezone.now()

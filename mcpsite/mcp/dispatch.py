@@ -92,7 +92,7 @@ def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec
     if spec is None:
         raise UnknownTool(f"Unknown tool: {name}")
     if ctx.api_key is not None and not ctx.api_key.allows(spec.group):
-        raise ScopeDenied(f"This API key may not use {spec.group} tools", data=f"Scope '{spec.group}' required")
+        raise ScopeDenied.for_group(ctx.api_key, spec.group)
     return spec
 
 

@@ -67,9 +67,7 @@ def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, no
     if groups is not None and group not in groups:
         raise not_found
     if call_ctx.api_key is not None and not call_ctx.api_key.allows(group):
-        raise _protocol_error(
-            ScopeDenied(f"This API key may not use {group} resources", data=f"Scope '{group}' required")
-        )
+        raise _protocol_error(ScopeDenied.for_group(call_ctx.api_key, group, "resources"))
 
 
 def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Resource]:

@@ -10,7 +10,14 @@ from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
 from mcpsite.core import limits
-from mcpsite.core.errors import ApplicationError, InvalidParams, MethodNotFound, PayloadTooLarge, Unauthorized
+from mcpsite.core.errors import (
+    ApplicationError,
+    InvalidParams,
+    MethodNotFound,
+    MissingCredentials,
+    PayloadTooLarge,
+    Unauthorized,
+)
 from mcpsite.core.jsonutil import dumps
 
 from . import dispatch, jsonrpc
@@ -44,7 +51,7 @@ class _ToolEndpoint(APIView):
     def context(self, request) -> CallContext:
         api_key = request.auth
         if api_key is None and settings.MCP_REQUIRE_API_KEY:
-            raise Unauthorized()
+            raise MissingCredentials()
         return dispatch.call_context(transport=self.transport, api_key=api_key)
 
     def body(self, request) -> bytes:

@@ -35,8 +35,10 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
         self.tool_groups = [group] if group else None
         try:
             self.api_key = await api_key_from_scope(self.scope)
-        except Unauthorized as exc:
-            self.auth_error = exc  # answered on the first request, with its id, as the seed shows
+        except Unauthorized:
+            # Answered on the first request, with its id: the seed's body for this, its transport, whatever was
+            # missing or wrong.
+            self.auth_error = Unauthorized()
         await self.accept()
 
     async def receive(self, text_data=None, bytes_data=None) -> None:

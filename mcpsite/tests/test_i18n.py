@@ -220,7 +220,8 @@ def test_every_admin_page_is_japanese_and_english_works(admin_login, live_server
         reverse("admin:geo_pointlookup_resolve"),
         reverse("admin:merchant_product_adjust_stock", args=[product.pk]),
         "/admin/password_change/",
-        # The remote sign-in's consent page (the sign-in page is the admin's own login page).
+        "/oauth/connections/",  # the user's connected MCP clients
+        # The remote sign-in's consent page (the sign-in page extends the admin's login page).
         "/oauth/authorize/?response_type=code&scope=cinema+ledger&state=s&code_challenge_method=S256"
         f"&client_id={oauth_client.client_id}&redirect_uri=http://127.0.0.1:33418/callback"
         "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",

@@ -16,6 +16,8 @@ import websockets
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
+from mcpsite.core.errors import MissingCredentials
+
 from .live import PYTHON, ROOT, live_site, mcp_session
 from .ratewindow import start_in_a_fresh_window
 
@@ -80,7 +82,7 @@ def test_http_without_key_is_401_with_www_authenticate(site):
     response = httpx2.post(f"{site.urls[0]}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
-    assert response.json()["error"] == {"code": 401, "message": "Invalid API key"}
+    assert response.json()["error"] == {"code": 401, "message": MissingCredentials.message}
 
 
 def test_dns_rebinding_host_is_refused(site):

@@ -2,6 +2,8 @@
 
 import pytest
 
+from mcpsite.core.errors import MissingCredentials
+
 from .ratewindow import start_in_a_fresh_window
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +42,7 @@ def test_errors_have_a_status_and_a_jsonrpc_error_object(http_post, body, status
 def test_without_key_is_401(http_post):
     response = http_post("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "a"}}, raw_key=None)
     assert response.status_code == 401
-    assert response.json() == {"error": {"code": 401, "message": "Invalid API key"}}
+    assert response.json() == {"error": {"code": 401, "message": MissingCredentials.message}}
 
 
 def test_inactive_key_is_401(http_post, api_key):

@@ -4,6 +4,8 @@ import functools
 
 import pytest
 
+from mcpsite.core.errors import MissingCredentials
+
 from .ratewindow import start_in_a_fresh_window
 
 pytestmark = pytest.mark.django_db
@@ -72,10 +74,10 @@ def test_batch_answers_each_request_and_skips_notifications(rpc):
 
 
 def test_missing_or_wrong_key_is_401(rpc):
-    for raw in (None, "mcp_wrong"):
+    for raw, message in ((None, MissingCredentials.message), ("mcp_wrong", "Invalid API key")):
         response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
         assert response.status_code == 401
-        assert response.json()["error"] == {"code": 401, "message": "Invalid API key"}
+        assert response.json()["error"] == {"code": 401, "message": message}
 
 
 def test_tool_outside_scope_is_403(rpc, make_api_key):

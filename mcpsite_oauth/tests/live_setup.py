@@ -67,3 +67,25 @@ def main(origin: str) -> None:
         mint(hanako, app, raw=raw, scope=scope, resource=resource, expires_in=expires_in)
         tokens[kind] = raw
     json.dump({"tokens": tokens, "user_id": hanako.pk}, sys.stdout)
+
+
+def refresh_pair(origin: str) -> None:
+    """An access token and its refresh token for a new client of hanako's, as the token endpoint issues them:
+    prints the client id and the raw refresh token."""
+    import uuid
+
+    from oauth2_provider.models import RefreshToken
+
+    hanako = get_user_model().objects.get(username="hanako")
+    app = Application.objects.create(
+        name="refreshing",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    access = mint(hanako, app, raw=f"tok-{uuid.uuid4().hex}", scope="cinema", resource=[origin + "/mcp"])
+    refresh = RefreshToken(user=hanako, application=app, access_token=access, token_family=uuid.uuid4())
+    raw = f"ref-{uuid.uuid4().hex}"
+    set_token_value(refresh, raw)
+    refresh.save()
+    json.dump({"client_id": app.client_id, "refresh_token": raw}, sys.stdout)

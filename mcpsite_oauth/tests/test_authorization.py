@@ -27,7 +27,7 @@ def pkce():
     return verifier, challenge
 
 
-def register(client, **metadata):
+def register(client, remote_addr="127.0.0.1", **metadata):
     body = {
         "client_name": "テスト",
         "redirect_uris": [REDIRECT],
@@ -36,7 +36,7 @@ def register(client, **metadata):
         "token_endpoint_auth_method": "none",
         **metadata,
     }
-    return client.post("/oauth/register/", json.dumps(body), content_type="application/json")
+    return client.post("/oauth/register/", json.dumps(body), content_type="application/json", REMOTE_ADDR=remote_addr)
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def consent(client, client_id, challenge, groups=("cinema",), allow=True, tamper
     page = client.get("/oauth/authorize/", authorize_params(client_id, challenge, **extra))
     assert page.status_code == 200, page.content[:500]
     data = {k: v for k, v in page.context["form"].initial.items() if v is not None}
-    data.update(tamper or {}, groups=list(groups))
+    data.update(tamper or {}, groups=list(groups), authorization_request=page.context["authorization_request"])
     if allow:
         data["allow"] = "許可する"
     return client.post("/oauth/authorize/", data)
@@ -157,9 +157,12 @@ def test_a_redirect_uri_not_registered_is_never_redirected_to(signed_in, app_cli
 @pytest.mark.django_db
 def test_scopes_beyond_the_users_groups_are_left_out_or_refused(signed_in, app_client_id):
     _, challenge = pkce()
-    # Nothing the user may use: invalid_scope back to the client.
+    # Nothing the user may use: a page saying why, whose link (and timed refresh) gives the client invalid_scope.
     only_ledger = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="ledger"))
-    assert redirect_query(only_ledger)["error"] == "invalid_scope"
+    assert only_ledger.status_code == 403
+    back = parse_qs(urlsplit(only_ledger.context["return_url"]).query)
+    assert only_ledger.context["return_url"].startswith(REDIRECT)
+    assert back["error"] == ["invalid_scope"] and back["state"] == ["s1"]
     # Some: the page offers those and names the rest as left out.
     page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema ledger"))
     assert [g for g, _ in page.context["groups"]] == ["cinema"]
@@ -245,3 +248,233 @@ def test_client_metadata_documents_on_private_addresses_are_never_fetched():
     for url in ["https://127.0.0.1/client.json", "https://10.0.0.5/client.json", "https://169.254.169.254/c.json"]:
         with pytest.raises(CIMDError, match="non-public address"):
             SafeMetadataFetcher().fetch(url)
+
+
+def tokens_for(client, client_id) -> dict:
+    """A consent and its code exchange: the token response."""
+    verifier, challenge = pkce()
+    query = redirect_query(consent(client, client_id, challenge))
+    response = exchange(client, client_id, query["code"], verifier)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def refresh(client, client_id, refresh_token):
+    return token(client, grant_type="refresh_token", refresh_token=refresh_token, client_id=client_id)
+
+
+@pytest.mark.django_db
+def test_a_code_exchanged_twice_revokes_the_tokens_it_gave(signed_in, app_client_id):
+    """RFC 6749 §4.1.2: the second exchange is refused, and the tokens of the first (and those refreshed from
+    them) stop working, since the code has leaked."""
+    verifier, challenge = pkce()
+    code = redirect_query(consent(signed_in, app_client_id, challenge))["code"]
+    first = exchange(signed_in, app_client_id, code, verifier)
+    assert first.status_code == 200
+    refreshed = refresh(signed_in, app_client_id, first.json()["refresh_token"])
+    assert refreshed.status_code == 200 and live_tokens().count() == 1
+    second = exchange(signed_in, app_client_id, code, verifier)
+    assert second.status_code == 400 and second.json()["error"] == "invalid_grant"
+    assert not live_tokens().exists()
+    again = refresh(signed_in, app_client_id, refreshed.json()["refresh_token"])
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+
+
+@pytest.mark.django_db
+def test_a_deactivated_users_refresh_token_gives_nothing(signed_in, app_client_id, hanako):
+    issued = tokens_for(signed_in, app_client_id)
+    hanako.is_active = False
+    hanako.save()
+    response = refresh(signed_in, app_client_id, issued["refresh_token"])
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    assert live_tokens().count() == 1  # only the first, which /mcp refuses for an inactive user
+
+
+@pytest.mark.django_db
+def test_a_deactivated_users_code_gives_nothing(signed_in, app_client_id, hanako):
+    verifier, challenge = pkce()
+    code = redirect_query(consent(signed_in, app_client_id, challenge))["code"]
+    hanako.is_active = False
+    hanako.save()
+    response = exchange(signed_in, app_client_id, code, verifier)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    assert not live_tokens().exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", ["[" * 100_000, '{"client_name": ' + "[" * 5000 + "]" * 5000 + "}", "null", "[]"])
+def test_registration_with_a_body_that_is_no_json_object_is_invalid_client_metadata(client, body):
+    response = client.post("/oauth/register/", body, content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"] == "invalid_client_metadata"
+    assert not Application.objects.exists()
+
+
+@pytest.mark.django_db
+def test_registration_is_bounded(client, settings):
+    many = register(client, redirect_uris=[f"http://127.0.0.1:{8000 + i}/cb" for i in range(11)])
+    assert many.status_code == 400 and many.json()["error"] == "invalid_redirect_uri"
+    large = register(client, client_name="x" * settings.OAUTH_REGISTRATION_MAX_BYTES)
+    assert large.status_code == 400 and large.json()["error"] == "invalid_client_metadata"
+    assert not Application.objects.exists()
+    assert register(client, redirect_uris=[f"http://127.0.0.1:{8000 + i}/cb" for i in range(10)]).status_code == 201
+
+
+@pytest.mark.django_db
+def test_registration_is_limited_per_client_address(client, settings):
+    settings.OAUTH_REGISTRATION_RATE = "3/h"
+    assert [register(client).status_code for _ in range(4)] == [201, 201, 201, 429]
+    assert register(client).json()["error"] == "too_many_requests"
+    assert register(client, remote_addr="192.0.2.7").status_code == 201  # another address has its own allowance
+    assert Application.objects.count() == 4
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("metadata", "error"),
+    [
+        ({"redirect_uris": ["http://evil.com/cb"]}, "invalid_redirect_uri"),
+        ({"grant_types": ["client_credentials"]}, "invalid_client_metadata"),
+        ({"response_types": ["token"]}, "invalid_client_metadata"),
+        ({"redirect_uris": [f"http://127.0.0.1:{8000 + i}/cb" for i in range(11)]}, "invalid_redirect_uri"),
+    ],
+)
+def test_an_update_of_a_registration_obeys_registrations_rules(client, metadata, error):
+    """RFC 7592 PUT with the registration access token: the same refusals as registration, nothing changed."""
+    registered = register(client).json()
+    body = {
+        "client_id": registered["client_id"],
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        **metadata,
+    }
+    response = client.put(
+        registered["registration_client_uri"],
+        json.dumps(body),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {registered['registration_access_token']}"},
+    )
+    assert response.status_code == 400 and response.json()["error"] == error
+    app = Application.objects.get(client_id=registered["client_id"])
+    assert app.redirect_uris == REDIRECT and app.authorization_grant_type == Application.GRANT_AUTHORIZATION_CODE
+    # A conforming update goes through.
+    body = {**body, "redirect_uris": [REDIRECT, "https://app.example/cb"], "grant_types": ["authorization_code"]}
+    body["response_types"] = ["code"]
+    updated = client.put(
+        registered["registration_client_uri"],
+        json.dumps(body),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {registered['registration_access_token']}"},
+    )
+    assert updated.status_code == 200, updated.content
+
+
+@pytest.mark.django_db
+def test_prune_deletes_old_registrations_that_never_completed_an_authorization(signed_in, app_client_id):
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    tokens_for(signed_in, app_client_id)  # this one completed an authorization
+    unused = register(signed_in).json()["client_id"]
+    recent = register(signed_in).json()["client_id"]
+    old = timezone.now() - timedelta(hours=25)
+    Application.objects.exclude(client_id=recent).update(created=old)
+    call_command("prune_oauth_clients", verbosity=0)
+    assert set(Application.objects.values_list("client_id", flat=True)) == {app_client_id, recent}
+    assert unused not in set(Application.objects.values_list("client_id", flat=True))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("tamper", [{"code_challenge": ""}, {"code_challenge": "", "code_challenge_method": ""}])
+def test_the_pkce_challenge_is_bound_at_authorize_time_not_by_the_form(signed_in, app_client_id, tamper):
+    """Emptying the consent form's hidden challenge changes nothing: the code is bound to the challenge the
+    client sent, so only its verifier redeems it."""
+    verifier, challenge = pkce()
+    code = redirect_query(consent(signed_in, app_client_id, challenge, tamper=tamper))["code"]
+    wrong = exchange(signed_in, app_client_id, code, "wrong-verifier-" + "x" * 40)
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_grant"
+    missing = exchange(signed_in, app_client_id, code, None)
+    assert missing.status_code == 400 and missing.json()["error"] == "invalid_request"
+    assert not live_tokens().exists()
+
+
+@pytest.mark.django_db
+def test_the_other_hidden_fields_are_bound_too(signed_in, app_client_id):
+    verifier, challenge = pkce()
+    tamper = {"state": "forged", "resource": "https://evil.example/mcp", "redirect_uri": "http://127.0.0.1:1/x"}
+    query = redirect_query(consent(signed_in, app_client_id, challenge, tamper=tamper))
+    assert query["state"] == "s1"
+    assert exchange(signed_in, app_client_id, query["code"], verifier).status_code == 200
+    assert live_tokens().get().resource == [RESOURCE]
+
+
+@pytest.mark.django_db
+def test_a_consent_form_is_answered_once(signed_in, app_client_id):
+    _, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge))
+    data = {k: v for k, v in page.context["form"].initial.items() if v is not None}
+    data.update(groups=["cinema"], allow="許可する", authorization_request=page.context["authorization_request"])
+    assert signed_in.post("/oauth/authorize/", data).status_code == 302
+    again = signed_in.post("/oauth/authorize/", data)
+    assert again.status_code == 400 and "Location" not in again
+    forged = signed_in.post("/oauth/authorize/", {**data, "authorization_request": "made-up"})
+    assert forged.status_code == 400 and "Location" not in forged
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("language", "says", "comma"),
+    [("en", "may not use any of the tool groups", ", "), ("ja", "利用できるツールグループがない", "、")],
+)
+def test_the_pages_say_what_and_why_in_the_users_language(signed_in, app_client_id, language, says, comma):
+    signed_in.cookies["django_language"] = language
+    _, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="ledger geo"))
+    text = page.content.decode()
+    assert page.status_code == 403 and says in text and "Django" not in text
+    # The consent page: lifetimes, how to take access back, left-out groups joined the reader's way.
+    consent_page = signed_in.get(
+        "/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema ledger geo")
+    )
+    descriptions = [str(description) for _, description in consent_page.context["refused_groups"]]
+    assert len(descriptions) == 2 and consent_page.context["refused_text"] == comma.join(descriptions)
+    text = consent_page.content.decode()
+    assert consent_page.context["access_lifetime"] in text and consent_page.context["refresh_lifetime"] in text
+    assert 'id="how-to-revoke"' in text and "Django" not in text
+
+
+@pytest.mark.django_db
+def test_the_sign_in_page_says_what_the_user_signs_in_to(client):
+    client.cookies["django_language"] = "en"
+    page = client.get("/oauth/login/?next=/oauth/authorize/")
+    text = page.content.decode()
+    assert "mcpsite: sign in for an MCP client" in text and "Django administration" not in text
+    assert "connect an MCP client" in text
+
+
+@pytest.mark.django_db
+def test_a_user_sees_and_revokes_their_connected_clients(signed_in, app_client_id, django_user_model):
+    issued = tokens_for(signed_in, app_client_id)
+    other = django_user_model.objects.create_user(username="taro", password="taro-password-123")
+    grant_groups(other, ["cinema"])
+    from django.test import Client
+
+    taro = Client()
+    taro.force_login(other)
+    tokens_for(taro, app_client_id)
+    page = signed_in.get("/oauth/connections/")
+    assert [c.client_id for c in page.context["connections"]] == [app_client_id]
+    client_pk = page.context["connections"][0].pk
+    assert signed_in.post("/oauth/connections/", {"client": client_pk}).status_code == 302
+    assert list(live_tokens().values_list("user__username", flat=True)) == ["taro"]  # only hanako's went
+    again = refresh(signed_in, app_client_id, issued["refresh_token"])
+    assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert not signed_in.get("/oauth/connections/").context["connections"]
+
+
+def test_the_connections_page_needs_a_sign_in(client):
+    response = client.get("/oauth/connections/")
+    assert response.status_code == 302 and response["Location"].startswith("/oauth/login/")

@@ -4,10 +4,15 @@ browser step (sign in, consent) done by Playwright on Debian Chromium; then the 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
-from urllib.parse import parse_qs, urlsplit
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import anyio
 import httpx2
@@ -64,6 +69,16 @@ def chromium_path() -> str:
     return path
 
 
+async def catch_callback(page, callback: str, seen: dict) -> None:
+    """The client's loopback callback, answered in the browser; its URL goes to seen["callback"]."""
+
+    async def on_callback(route):
+        seen["callback"] = route.request.url
+        await route.fulfill(status=200, content_type="text/plain", body="ok")
+
+    await page.route(f"{callback}?*", on_callback)
+
+
 async def sign_in_and_use_tools(base: str, *, allow: bool = True):
     """The whole flow as a remote client does it, from the URL alone. Returns what the test checks."""
     from playwright.async_api import async_playwright
@@ -74,11 +89,7 @@ async def sign_in_and_use_tools(base: str, *, allow: bool = True):
         browser = await p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         page = await browser.new_page(locale="ja-JP")
 
-        async def on_callback(route):
-            seen["callback"] = route.request.url
-            await route.fulfill(status=200, content_type="text/plain", body="ok")
-
-        await page.route(f"{callback}?*", on_callback)
+        await catch_callback(page, callback, seen)
 
         async def redirect_handler(authorization_url: str) -> None:
             seen["authorization_url"] = authorization_url
@@ -136,7 +147,7 @@ def test_official_client_signs_in_through_the_browser_and_calls_tools(site):
     seen = anyio.run(sign_in_and_use_tools, base)
 
     # The pages: Japanese, the admin's look, the client, its redirect host and the groups.
-    assert "サイト管理" in seen["login_title"] or "Django" in seen["login_title"]
+    assert "MCP クライアント" in seen["login_title"] and "Django" not in seen["login_title"]
     assert "ユーザー名" in seen["login_text"]
     assert "テスト エージェント" in seen["consent_text"] and "127.0.0.1" in seen["consent_text"]
     assert "許可" in seen["consent_text"] or seen["consent_groups"]
@@ -257,3 +268,85 @@ def test_a_revoked_token_stops_at_the_next_request(site):
 
 def test_api_keys_keep_working_beside_tokens(site):
     assert _post(site.urls[0], "/mcp", site.key).status_code == 200
+
+
+def test_concurrent_refreshes_of_one_token_on_a_live_site(site):
+    """Eight processes' worth of requests with one refresh token, released together against uvicorn with four
+    workers (the database is the site's own: a SQLite file, or PostgreSQL in the PG pass): one gets tokens, the
+    others a clean invalid_grant; nothing answers 500 or logs a traceback."""
+    base = site.start_server(workers=4)
+    pair = json.loads(shell(site, f"from mcpsite_oauth.tests.live_setup import refresh_pair; refresh_pair({base!r})"))
+    data = {"grant_type": "refresh_token", "client_id": pair["client_id"], "refresh_token": pair["refresh_token"]}
+    barrier = threading.Barrier(8)
+
+    def one(_i):
+        barrier.wait(timeout=60)
+        response = httpx2.post(f"{base}/oauth/token/", data=data, timeout=60)
+        return response.status_code, json.loads(response.content).get("error")
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = sorted(pool.map(one, range(8)))
+    assert outcomes == [(200, None)] + [(400, "invalid_grant")] * 7
+    log = (Path(site.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{urlsplit(base).port}.log").read_text()
+    assert "Traceback" not in log and "ERROR" not in log
+
+
+async def sign_in_without_usable_groups(base: str, client_id: str, callback: str, locale: str) -> dict:
+    """A non-staff user with no tool group signs in through the browser: what they see, and what reaches the
+    client's callback when they follow the page's link."""
+    from playwright.async_api import async_playwright
+
+    verifier = "v" * 64
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    query = urlencode(
+        {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": callback,
+            "scope": "ledger",
+            "state": "st-1",
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "resource": f"{base}/mcp",
+        }
+    )
+    seen: dict = {}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
+        page = await browser.new_page(locale=locale)
+
+        await catch_callback(page, callback, seen)
+        await page.goto(f"{base}/oauth/authorize/?{query}")
+        seen["login_header"] = await page.inner_text("#site-name")
+        await page.fill("#id_username", "jiro")
+        await page.fill("#id_password", PASSWORD)
+        await page.click("input[type=submit]")
+        await page.wait_for_selector("#no-groups")
+        seen["page_text"] = await page.inner_text("#content-main")
+        await page.click("#return-to-client")
+        await page.wait_for_url(f"{callback}?*")
+        await browser.close()
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("locale", "says"), [("ja-JP", "利用できるツールグループがない"), ("en-US", "may not use any")]
+)
+def test_a_user_with_no_usable_group_is_told_why_and_the_client_gets_invalid_scope(site, locale, says):
+    base = site.urls[0]
+    shell(
+        site,
+        "from django.contrib.auth import get_user_model; U = get_user_model(); "
+        f"U.objects.filter(username='jiro').exists() or U.objects.create_user('jiro', password={PASSWORD!r})",
+    )
+    callback = f"http://127.0.0.1:{free_port()}/callback"
+    registered = httpx2.post(
+        f"{base}/oauth/register/",
+        json={"client_name": "Agent", "redirect_uris": [callback], "token_endpoint_auth_method": "none"},
+    )
+    assert registered.status_code == 201, registered.text
+    seen = anyio.run(sign_in_without_usable_groups, base, registered.json()["client_id"], callback, locale)
+    assert "Django" not in seen["login_header"] and "mcpsite" in seen["login_header"]
+    assert says in seen["page_text"]
+    query = parse_qs(urlsplit(seen["callback"]).query)
+    assert query["error"] == ["invalid_scope"] and query["state"] == ["st-1"]
