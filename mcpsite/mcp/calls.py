@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcpsite.core import metrics
+
 from .interaction import Confirmation, InputRequired, Interaction
 from .registry import CallContext
 
@@ -38,12 +40,21 @@ CONFIRM_SCHEMA: dict[str, Any] = {
 }
 
 
+_ANSWERED = {Confirmation.ACCEPT: "accepted", Confirmation.DECLINE: "declined", Confirmation.CANCEL: "cancelled"}
+
+
 def confirmation_of(action: str, content: Any) -> Confirmation:
     """An elicitation answer to CONFIRM_SCHEMA's form: only an accept with `confirm: true` goes ahead."""
     if action == "accept":
         confirmed = isinstance(content, dict) and content.get("confirm") is True
-        return Confirmation.ACCEPT if confirmed else Confirmation.DECLINE
-    return Confirmation(action)
+        return answered(Confirmation.ACCEPT if confirmed else Confirmation.DECLINE)
+    return answered(Confirmation(action))
+
+
+def answered(confirmation: Confirmation) -> Confirmation:
+    """`confirmation`, counted (mcpsite_confirmations_total)."""
+    metrics.confirmation(_ANSWERED[confirmation])
+    return confirmation
 
 
 class SessionInteraction(Interaction):
@@ -64,6 +75,7 @@ class SessionInteraction(Interaction):
 
     def confirm(self, message: str) -> Confirmation:
         self._asked = True
+        metrics.confirmation("asked")
         try:
             answer = self._run(
                 self._ctx.session.elicit_form(message, CONFIRM_SCHEMA, related_request_id=self._ctx.request_id)
@@ -71,7 +83,7 @@ class SessionInteraction(Interaction):
         except Exception:
             # The client failed to answer: nothing was agreed to, so nothing happens.
             logger.warning("Confirmation request failed; treated as cancelled", exc_info=True)
-            return Confirmation.CANCEL
+            return answered(Confirmation.CANCEL)
         return confirmation_of(answer.action, answer.content)
 
     def asked(self) -> bool:
@@ -132,6 +144,7 @@ class RoundTripInteraction(SessionInteraction):
                     self._key = state["nonce"]
                 return confirmation
         fresh = json.dumps({"text": digest, "nonce": secrets.token_urlsafe(16)})
+        metrics.confirmation("asked")
         raise InputRequired(CONFIRM_INPUT, message, fresh)
 
     @property

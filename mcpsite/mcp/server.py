@@ -7,6 +7,7 @@ HTTP app stores the authenticated key in the ASGI scope; stdio passes a fixed tr
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -63,8 +64,13 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
     the `serverInfo` it states (the site's by default; scopes.server_info)."""
     info = info or server_info(None)
 
-    async def on_list_tools(ctx, params) -> types.ListToolsResult:
+    def request_context(ctx) -> tuple[CallContext, list[str] | None]:
+        """The transport's context of this request, with the request's protocol revision."""
         call_ctx, groups = context_for(ctx)
+        return dataclasses.replace(call_ctx, protocol=ctx.protocol_version or ""), groups
+
+    async def on_list_tools(ctx, params) -> types.ListToolsResult:
+        call_ctx, groups = request_context(ctx)
         try:
             specs = await dispatch.alist_tools(call_ctx, groups)
         except ApplicationError as exc:
@@ -74,7 +80,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
     async def on_call_tool(
         ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        call_ctx, groups = context_for(ctx)
+        call_ctx, groups = request_context(ctx)
         # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
         try:
@@ -96,10 +102,10 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         return types.EmptyResult()
 
     def principal(ctx) -> str | None:
-        return requeststate.principal_of(context_for(ctx)[0])
+        return requeststate.principal_of(request_context(ctx)[0])
 
     async def state_refused(ctx) -> None:
-        call_ctx, _groups = context_for(ctx)
+        call_ctx, _groups = request_context(ctx)
         try:
             name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
             await dispatch.arecord_refused_call(call_ctx, name, str(INVALID_PARAMS))
@@ -117,7 +123,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             on_call_tool=on_call_tool,
             on_set_logging_level=on_set_logging_level,
             # Resources, prompts and completion (features.py).
-            **features.build_handlers(context_for, subscriptions_enabled=subscriptions),
+            **features.build_handlers(request_context, subscriptions_enabled=subscriptions),
         )
     # Seals and checks the requestState of multi round-trip calls (requeststate.py).
     server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
