@@ -2,7 +2,9 @@
 
 1. `tools/call get_seat_availability` over MCP Streamable HTTP (`/mcp`, the site as deployed: API key, rate limit,
    audit row) ÷ the same tool function behind a bare ASGI handler (bench/serving_bare_asgi.py), on SQLite and on
-   PostgreSQL. Runs alternate (bare, MCP, bare, MCP, ...) and the medians are compared.
+   PostgreSQL, for each protocol revision: 2025-11-25, and 2026-07-28 in its default SSE mode (a JSON body unless
+   the handler notifies) and in JSON-response mode (MCP_MODERN_JSON_RESPONSE=1). Runs alternate (bare, each MCP
+   variant, bare, ...) and the medians are compared.
 2. Scale-out: the MCP path at 2 uvicorn workers ÷ 1 worker, on PostgreSQL with the limits in Redis.
 3. wrk's own ceiling (an ASGI handler that does nothing), to show the load generator is not the bottleneck.
 4. The server process's CPU time per request on each path: on cores shared with other jobs the rates swing with the
@@ -42,6 +44,11 @@ CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "get_seat_availability", "arguments": {"schedule_id": "s001"}}}  # fmt: skip
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                "MCP-Protocol-Version": "2025-11-25"}  # fmt: skip
+# The same call on 2026-07-28: the per-request envelope in `_meta` and the routing headers.
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+MODERN_CALL = {**CALL, "params": {**CALL["params"], "_meta": ENVELOPE}}
+MODERN_HEADERS = {**MCP_HEADERS, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call",
+                  "Mcp-Name": "get_seat_availability"}  # fmt: skip
 _cleanups: list = []
 atexit.register(lambda: [fn() for fn in reversed(_cleanups)])
 
@@ -153,11 +160,11 @@ def wrk(url: str, body: dict | None, headers: dict, seconds: int) -> float:
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
 
-def check_answers(bare: Server, mcp: Server, key: str) -> None:
+def check_answers(bare: Server, mcp: Server, key: str, call: dict, mcp_headers: dict) -> None:
     """One call each way, so the load measures real answers (not fast errors)."""
     plain = httpx2.post(f"{bare.url}/", json=CALL["params"]["arguments"]).json()
-    headers = {**MCP_HEADERS, "Authorization": f"Bearer {key}"}
-    answer = httpx2.post(f"{mcp.url}/mcp", json=CALL, headers=headers, timeout=30)
+    headers = {**mcp_headers, "Authorization": f"Bearer {key}"}
+    answer = httpx2.post(f"{mcp.url}/mcp", json=call, headers=headers, timeout=30)
     if answer.headers["content-type"].startswith("text/event-stream"):
         data = json.loads(next(line[5:] for line in answer.text.splitlines() if line.startswith("data:")))
     else:
@@ -166,30 +173,50 @@ def check_answers(bare: Server, mcp: Server, key: str) -> None:
     assert not result.get("isError") and result["structuredContent"] == plain, answer.text[:300]
 
 
-def compare(label: str, env: dict, key: str, seconds: int, rounds: int) -> float:
-    bare, mcp = Server(env, "serving_bare_asgi:application"), Server(env, "mcpsite.asgi:application")
+def variants(env: dict) -> list[tuple[str, dict, dict, dict]]:
+    """(label, server environment, request body, headers) of each MCP path measured."""
+    return [
+        ("2025-11-25", env, CALL, MCP_HEADERS),
+        ("2026-07-28", env, MODERN_CALL, MODERN_HEADERS),
+        ("2026-07-28 JSON-response mode", {**env, "MCP_MODERN_JSON_RESPONSE": "1"}, MODERN_CALL, MODERN_HEADERS),
+    ]
+
+
+def compare(label: str, env: dict, key: str, seconds: int, rounds: int) -> dict[str, float]:
+    """MCP tools/call ÷ bare for each variant; returns the ratios by variant."""
+    measured = variants(env)
+    bare = Server(env, "serving_bare_asgi:application")
+    servers = [Server(variant_env, "mcpsite.asgi:application") for _, variant_env, _, _ in measured]
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name, *_ in measured}
+    bare_runs = []
     try:
-        check_answers(bare, mcp, key)
-        headers = {**MCP_HEADERS, "Authorization": f"Bearer {key}"}
-        wrk(f"{bare.url}/", CALL["params"]["arguments"], {"Content-Type": "application/json"}, 2)  # warm-up
-        wrk(f"{mcp.url}/mcp", CALL, headers, 2)
-        bare_runs, mcp_runs = [], []
+        plain = {"Content-Type": "application/json"}
+        wrk(f"{bare.url}/", CALL["params"]["arguments"], plain, 2)  # warm-up
+        for server, (_, _, call, headers) in zip(servers, measured, strict=True):
+            check_answers(bare, server, key, call, headers)
+            wrk(f"{server.url}/mcp", call, {**headers, "Authorization": f"Bearer {key}"}, 2)
         for _ in range(rounds):
-            bare_runs.append(wrk_with_cpu(bare, "/", CALL["params"]["arguments"],
-                                          {"Content-Type": "application/json"}, seconds))  # fmt: skip
-            mcp_runs.append(wrk_with_cpu(mcp, "/mcp", CALL, headers, seconds))
+            bare_runs.append(wrk_with_cpu(bare, "/", CALL["params"]["arguments"], plain, seconds))
+            for server, (name, _, call, headers) in zip(servers, measured, strict=True):
+                runs[name].append(wrk_with_cpu(server, "/mcp", call, {**headers, "Authorization": f"Bearer {key}"},
+                                               seconds))  # fmt: skip
         ceiling = wrk(f"{bare.url}/noop", None, {}, 2)
     finally:
-        bare.stop()
-        mcp.stop()
-    mcp_rate, bare_rate = (statistics.median(rate for rate, _ in runs) for runs in (mcp_runs, bare_runs))
-    mcp_cpu, bare_cpu = (statistics.median(cpu for _, cpu in runs) for runs in (mcp_runs, bare_runs))
-    ratio = mcp_rate / bare_rate
-    print(f"{label:<11} MCP tools/call {mcp_rate:7.1f} req/s | bare ASGI handler calling the same tool function "
-          f"{bare_rate:7.1f} req/s | MCP tools/call ÷ bare ASGI handler {ratio:.2f}x  (wrk ceiling {ceiling:.0f} "
-          f"req/s)\n{'':<11} server CPU per request: MCP {mcp_cpu:.1f} ms | bare {bare_cpu:.1f} ms | bare ÷ MCP "
-          f"{bare_cpu / mcp_cpu:.2f}x", flush=True)  # fmt: skip
-    return ratio
+        for server in [bare, *servers]:
+            server.stop()
+    bare_rate, bare_cpu = statistics.median(r for r, _ in bare_runs), statistics.median(c for _, c in bare_runs)
+    print(f"{label:<11} bare ASGI handler calling the same tool function {bare_rate:7.1f} req/s, "
+          f"{bare_cpu:.1f} ms CPU per request (wrk ceiling {ceiling:.0f} req/s)", flush=True)  # fmt: skip
+    ratios = {}
+    for name, measurements in runs.items():
+        rate, cpu = statistics.median(r for r, _ in measurements), statistics.median(c for _, c in measurements)
+        ratios[name] = rate / bare_rate
+        print(f"{'':<11} MCP tools/call {name:<29} {rate:7.1f} req/s | MCP ÷ bare {ratios[name]:.2f}x | "
+              f"server CPU per request {cpu:.1f} ms, bare ÷ MCP {bare_cpu / cpu:.2f}x", flush=True)  # fmt: skip
+    legacy = ratios["2025-11-25"]
+    print(f"{'':<11} 2026-07-28 ÷ 2025-11-25: {ratios['2026-07-28'] / legacy:.2f}x | its JSON-response mode ÷ "
+          f"2025-11-25: {ratios['2026-07-28 JSON-response mode'] / legacy:.2f}x", flush=True)  # fmt: skip
+    return ratios
 
 
 def scale_out(env: dict, key: str, seconds: int, rounds: int) -> float:

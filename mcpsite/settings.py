@@ -310,6 +310,17 @@ MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", True)
 # Answer a POST with one JSON body rather than an SSE stream: the SSE machinery cost a read-only call ~30 % of its
 # throughput (bench/bench_serving.py). MCP_JSON_RESPONSE=0 streams (progress notifications on the POST's stream).
 MCP_JSON_RESPONSE = env_bool("MCP_JSON_RESPONSE", True)
+# Protocol 2026-07-28 answers a POST as JSON until the handler notifies, then as SSE (progress on the call's own
+# stream); MCP_MODERN_JSON_RESPONSE=1 answers JSON always (no progress). bench/bench_serving.py measures the two.
+MCP_MODERN_JSON_RESPONSE = env_bool("MCP_MODERN_JSON_RESPONSE", False)
+# subscriptions/listen (2026-07-28): open streams one API key may hold on one process (429 past it), on one process
+# in all, resources per stream, events buffered for a slow reader (the stream ends past it), and the seconds a
+# stream lives before it is closed gracefully (the client re-listens; SSE keep-alive pings every 15 s meanwhile).
+MCP_LISTEN_MAX_PER_KEY = int(env_raw("MCP_LISTEN_MAX_PER_KEY", 4))
+MCP_LISTEN_MAX_STREAMS = int(env_raw("MCP_LISTEN_MAX_STREAMS", 1000))
+MCP_LISTEN_MAX_URIS = int(env_raw("MCP_LISTEN_MAX_URIS", 100))
+MCP_LISTEN_MAX_BUFFERED_EVENTS = int(env_raw("MCP_LISTEN_MAX_BUFFERED_EVENTS", 256))
+MCP_LISTEN_MAX_SECONDS = float(env_raw("MCP_LISTEN_MAX_SECONDS", 3600))
 # Stateful mode only (MCP_STATELESS_HTTP=0): sessions live in one process's memory, so these bound them.
 MCP_MAX_SESSIONS = int(env_raw("MCP_MAX_SESSIONS", 1000))
 MCP_MAX_SESSIONS_PER_KEY = int(env_raw("MCP_MAX_SESSIONS_PER_KEY", 10))

@@ -1,5 +1,6 @@
 """resolve_points through the official client: notifications/progress per GaluchatAPI request (with the total),
-and notifications/cancelled stops further GaluchatAPI requests. GaluchatAPI is faked at the HTTP layer."""
+and notifications/cancelled stops further GaluchatAPI requests; on 2026-07-28 over HTTP, progress on the call's own
+stream and closing that stream stops them. GaluchatAPI is faked at the HTTP layer."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from geo.resolve import UPSTREAM_CONCURRENCY
 from mcpsite.mcp import calls
 from mcpsite.models import ToolCall
+from mcpsite.tests.modern import Exchange, envelope
+from mcpsite.tests.test_serving import running_site
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -109,4 +112,84 @@ def test_cancellation_stops_further_upstream_requests(mcp_run, fake_galuchat, se
 def test_control_without_cancellation_every_request_is_sent(mcp_run, fake_galuchat, settings, monkeypatch):
     """The control: the same call, not cancelled, sends all 12 requests (so the test above measures the cancel)."""
     in_flight, received = _cancel_while_upstream_is_busy(mcp_run, fake_galuchat, settings, monkeypatch, cancel=False)
+    assert received == 12 and in_flight == UPSTREAM_CONCURRENCY
+
+
+# --- protocol 2026-07-28 over HTTP, in the default configuration: no session ----------------------------------
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def _resolve_call(n: int) -> dict:
+    return envelope(1, "tools/call", {"name": "resolve_points", "arguments": {"points": points(n)},
+                                      "_meta": {"progressToken": "geo"}})  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_progress_arrives_on_the_calls_own_stream(fake_galuchat, settings, api_key):
+    """2026-07-28 has no session: the progress of a call goes on its own response, which turns into an SSE stream
+    when the first notification is sent; the result ends the stream."""
+    settings.GALUCHAT_MAX_POINTS_PER_REQUEST = 2
+    _key, raw = api_key
+    async with running_site() as app:
+        call = await Exchange(app, raw, _resolve_call(5)).start()
+        messages = [await call.next_message() for _ in range(4)]
+    assert call.is_sse
+    assert [m["params"] for m in messages[:3]] == [
+        {"progressToken": "geo", "progress": i, "total": 3, "message": f"GaluchatAPI {i}/3"} for i in (1, 2, 3)
+    ]
+    assert len(messages[3]["result"]["structuredContent"]["results"]) == 5
+
+
+async def _abort_while_upstream_is_busy(fake_galuchat, settings, monkeypatch, raw: str, *, abort: bool):
+    """`_cancel_while_upstream_is_busy` for 2026-07-28, where cancelling is closing the request's stream."""
+    settings.GALUCHAT_MAX_POINTS_PER_REQUEST = 1
+    settings.GALUCHAT_REQUESTS_PER_SECOND = 1000
+    release, all_held, server_cancelled = threading.Event(), threading.Semaphore(0), threading.Event()
+
+    def hold(sent):
+        all_held.release()
+        release.wait(30)
+        return False
+
+    fake_galuchat.fail_when = hold
+    original_cancel = calls.SessionInteraction.cancel
+
+    def cancel_and_tell(self):
+        original_cancel(self)
+        server_cancelled.set()
+
+    monkeypatch.setattr(calls.SessionInteraction, "cancel", cancel_and_tell)
+    async with running_site() as app:
+        call = await Exchange(app, raw, _resolve_call(12)).start()
+        for _ in range(UPSTREAM_CONCURRENCY):
+            assert await anyio.to_thread.run_sync(all_held.acquire, True, 30)
+        if abort:
+            await call.disconnect()
+            assert await anyio.to_thread.run_sync(server_cancelled.wait, 30)
+        in_flight = len(fake_galuchat.received)
+        release.set()
+        if not abort:
+            await call.body()
+        with anyio.fail_after(30):  # a guard against hanging, not a speed assertion
+            while not await anyio.to_thread.run_sync(ToolCall.objects.filter(tool="resolve_points").exists):
+                await anyio.sleep(0.05)
+    return in_flight, len(fake_galuchat.received)
+
+
+@pytest.mark.anyio
+async def test_closing_the_stream_stops_further_upstream_requests(fake_galuchat, settings, monkeypatch, api_key):
+    in_flight, received = await _abort_while_upstream_is_busy(fake_galuchat, settings, monkeypatch, api_key[1],
+                                                              abort=True)  # fmt: skip
+    assert in_flight == UPSTREAM_CONCURRENCY < 12
+    assert received == in_flight
+
+
+@pytest.mark.anyio
+async def test_control_a_stream_left_open_sends_every_request(fake_galuchat, settings, monkeypatch, api_key):
+    in_flight, received = await _abort_while_upstream_is_busy(fake_galuchat, settings, monkeypatch, api_key[1],
+                                                              abort=False)  # fmt: skip
     assert received == 12 and in_flight == UPSTREAM_CONCURRENCY

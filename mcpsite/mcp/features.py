@@ -1,4 +1,4 @@
-"""Server handlers for MCP beyond tools: resources (+ templates, subscribe), prompts and completion.
+"""Server handlers for MCP beyond tools: resources (+ templates, subscribe, listen), prompts and completion.
 
 Built from the resource and prompt registries (`<app>/resources.py`, `<app>/prompts.py`), scoped exactly like
 tools: an endpoint's groups narrowed to the API key's scopes. Lists are paginated with an opaque cursor. Domain
@@ -15,8 +15,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import anyio
 import mcp_types as types
 from django.conf import settings
+from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY, ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
@@ -130,6 +132,59 @@ def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[st
         raise _protocol_error(InternalError(data={"request_id": call_ctx.request_id})) from None
     finally:
         dispatch.audit(call_ctx, tool, outcome, error_code, started, group=group)
+
+
+def _announceable(uris: Sequence[str], call_ctx: CallContext, groups: list[str] | None) -> list[str]:
+    """The URIs of `uris` whose updates this caller may hear: resources that send updates and that it may read, with
+    the checks of resources/read (groups, scopes, owners: each is read once, audited as a read). The others are
+    dropped, not refused: the listen acknowledgment names what the stream will carry, so the client sees what was
+    left out, and a stream can still carry the rest."""
+    announceable = []
+    for uri in dict.fromkeys(uris):
+        try:
+            spec, _variables = _find_resource(uri, call_ctx, groups)
+            if getattr(spec, "subscribable", False):
+                _read(uri, call_ctx, groups)
+                announceable.append(uri)
+        except MCPError:
+            continue
+    return announceable
+
+
+def listen_handler(context_for: ContextFactory) -> Any:
+    """`subscriptions/listen` (2026-07-28): the SDK's `ListenHandler` over the site's cross-process bus, with the
+    requested resources narrowed to what the caller may read (`_announceable`), at most MCP_LISTEN_MAX_URIS of them,
+    and each stream closed gracefully after MCP_LISTEN_MAX_SECONDS (the client re-listens). The per-key cap on open
+    streams is the HTTP app's (http.py), which can still answer 429."""
+    sdk_handler = ListenHandler(
+        subscriptions.bus,
+        max_subscriptions=settings.MCP_LISTEN_MAX_STREAMS,
+        max_buffered_events=settings.MCP_LISTEN_MAX_BUFFERED_EVENTS,
+    )
+    # Events missed while the channel reconnected: end the streams, their clients re-listen and re-read.
+    subscriptions.bus.on_gap(sdk_handler.close)
+
+    async def on_subscriptions_listen(
+        ctx, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        call_ctx, groups = context_for(ctx)
+        requested = params.notifications
+        uris = list(requested.resource_subscriptions or ())
+        if len(uris) > settings.MCP_LISTEN_MAX_URIS:
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"At most {settings.MCP_LISTEN_MAX_URIS} resource subscriptions per listen stream",
+            )
+        # Listening before reading: a change committed after the read is heard.
+        await dispatch.in_worker_thread(subscriptions.listener.ensure_started)()
+        if uris:
+            uris = await dispatch.in_worker_thread(_announceable)(uris, call_ctx, groups)
+        notifications = requested.model_copy(update={"resource_subscriptions": uris or None})
+        with anyio.move_on_after(settings.MCP_LISTEN_MAX_SECONDS):
+            return await sdk_handler(ctx, params.model_copy(update={"notifications": notifications}))
+        return types.SubscriptionsListenResult(_meta={SUBSCRIPTION_ID_META_KEY: ctx.request_id})
+
+    return on_subscriptions_listen
 
 
 def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) -> dict[str, Any]:

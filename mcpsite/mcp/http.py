@@ -1,17 +1,21 @@
 """MCP Streamable HTTP at `/mcp` (every group the key may use) and `/mcp/<group>`.
 
-An ASGI app around the SDK's `StreamableHTTPSessionManager`: it authenticates the API key, counts every
-request against the key's rate, records the key in the ASGI scope for the tool handlers, and (stateful mode
-only) binds each MCP session to the key that opened it and caps the sessions one key may hold open.
+An ASGI app around the SDK's `StreamableHTTPSessionManager`, one per protocol era: it authenticates the API key,
+counts every request against the key's rate, records the key in the ASGI scope for the tool handlers, trims the
+whitespace around `Mcp-*` header values, caps the `subscriptions/listen` streams one key may hold open, and
+(stateful mode only) binds each MCP session to the key that opened it and caps the sessions one key may hold.
 
-Stateless by default (settings.MCP_STATELESS_HTTP): any process or host answers any request; the README's
-"Production" section says which MCP features that covers.
+2026-07-28 requests (an `MCP-Protocol-Version` that names no handshake revision) go to a stateless manager in SSE
+mode: a reply is JSON unless its handler notifies (progress), and a listen stream is SSE. 2025-11-25 requests go
+to the manager configured by MCP_STATELESS_HTTP / MCP_JSON_RESPONSE (stateless JSON by default). Either way any
+process or host answers any request; docs/production.md says which MCP features each revision covers.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,20 +23,29 @@ from typing import Any, Literal
 import anyio
 import pydantic_core
 from django.conf import settings
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.connection import Connection
-from mcp.server.runner import serve_one
+from mcp.server.runner import modern_error_data, serve_one
 from mcp.server.streamable_http import CONTENT_TYPE_JSON, MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import NoBackChannelError
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+    x_mcp_header_map,
+)
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data, progress_token_from_params
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
+    LOG_LEVEL_META_KEY,
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
@@ -50,7 +63,7 @@ from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
 from mcpsite.core.scopes import ServerInfo
 
-from . import dispatch, jsonrpc
+from . import dispatch, jsonrpc, registry
 from .auth import api_key_from_scope, bearer_challenge, endpoint_scope_denied
 from .registry import CallContext, tool_groups
 from .server import build_server
@@ -161,6 +174,14 @@ class _OneCallContext:
         return None
 
 
+def _is_json_post(request: Request) -> bool:
+    """A POST with a JSON body, as the SDK's transports check it."""
+    content_type = request.headers.get("content-type", "")
+    return request.method == "POST" and any(
+        part.strip() == CONTENT_TYPE_JSON for part in content_type.split(";")[0].split(",")
+    )
+
+
 async def _direct_call_request(scope, body: bytes, security: TransportSecurityMiddleware) -> JSONRPCRequest | None:
     """The `tools/call` request of a POST the SDK's stateless JSON-response transport would dispatch without
     complaint (same checks, same parser, same message model); None for anything else, which the SDK answers."""
@@ -168,8 +189,7 @@ async def _direct_call_request(scope, body: bytes, security: TransportSecurityMi
     version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
     if scope["method"] != "POST" or (version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS):
         return None
-    content_type = request.headers.get("content-type", "")
-    if not any(part.strip() == CONTENT_TYPE_JSON for part in content_type.split(";")[0].split(",")):
+    if not _is_json_post(request):
         return None
     if not check_accept_headers(request)[0] or await security.validate_request(request, is_post=True) is not None:
         return None
@@ -182,29 +202,200 @@ async def _direct_call_request(scope, body: bytes, security: TransportSecurityMi
     return message
 
 
+def is_modern_request(scope) -> bool:
+    """A request of a per-request-envelope revision (2026-07-28): its MCP-Protocol-Version names no handshake
+    revision. The SDK's session manager routes on the same rule; anything it cannot place goes there too, to be told
+    which versions are served."""
+    version = next((v for k, v in scope["headers"] if k == _VERSION_HEADER), None)
+    return version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+_VERSION_HEADER = MCP_PROTOCOL_VERSION_HEADER.lower().encode()
+_OWS = b" \t"
+
+
+def _trim_mcp_headers(scope) -> dict:
+    """`scope` with the optional whitespace around each `Mcp-*` header value removed (RFC 9110 §5.5: a field value
+    excludes it; some HTTP parsers keep it), so `Mcp-Name:  tool ` matches the body's `tool`."""
+    headers = scope["headers"]
+    if not any(k.startswith(b"mcp-") and v != v.strip(_OWS) for k, v in headers):
+        return scope
+    trimmed = [(k, v.strip(_OWS) if k.startswith(b"mcp-") else v) for k, v in headers]
+    return {**scope, "headers": trimmed}
+
+
+class ListenStreams:
+    """Open `subscriptions/listen` streams per API key in this process, capped at MCP_LISTEN_MAX_PER_KEY."""
+
+    def __init__(self) -> None:
+        self._open: dict[int, int] = {}
+
+    def count(self, key_pk: int) -> int:
+        return self._open.get(key_pk, 0)
+
+    @contextlib.contextmanager
+    def hold(self, key_pk: int):
+        """Count one stream for the block; raises RateLimited when the key already holds the cap."""
+        if self.count(key_pk) >= settings.MCP_LISTEN_MAX_PER_KEY:
+            raise RateLimited("Too many open listen streams for this API key; close one first")
+        self._open[key_pk] = self.count(key_pk) + 1
+        try:
+            yield
+        finally:
+            self._open[key_pk] -= 1
+            if not self._open[key_pk]:
+                del self._open[key_pk]
+
+
+@dataclass
+class _Session:
+    key_pk: int
+    in_flight: int = 0
+    last_seen: float = field(default_factory=time.monotonic)
+
+
+class KeySessions:
+    """Stateful mode: the sessions each API key holds open in this process, followed through the SDK's answers (a
+    new `Mcp-Session-Id` on a POST without one; 404 for a session it no longer has; a DELETE) and ended by the SDK's
+    own idle rule (MCP_SESSION_IDLE_TIMEOUT seconds with no request in flight)."""
+
+    def __init__(self, idle_timeout: float) -> None:
+        self.idle_timeout = idle_timeout
+        self._sessions: dict[str, _Session] = {}
+
+    def count(self, key_pk: int) -> int:
+        now = time.monotonic()
+        for session_id, session in list(self._sessions.items()):
+            if not session.in_flight and now - session.last_seen >= self.idle_timeout:
+                del self._sessions[session_id]  # the SDK has closed it by now
+        return sum(1 for session in self._sessions.values() if session.key_pk == key_pk)
+
+    async def serve(self, key_pk: int, scope, handle, receive, send) -> None:
+        """`handle` the request, following the session it opens, uses or ends."""
+        session_id = next((v.decode() for k, v in scope["headers"] if k == _SESSION_HEADER), None)
+        session = self._sessions.get(session_id) if session_id is not None else None
+        status = 0
+
+        async def watched_send(message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                opened = next((v.decode() for k, v in message.get("headers", []) if k == _SESSION_HEADER), None)
+                if session_id is None and opened is not None and status < 300:
+                    self._sessions[opened] = _Session(key_pk)
+            await send(message)
+
+        if session is not None:
+            session.in_flight += 1
+        try:
+            await handle(scope, receive, watched_send)
+        finally:
+            if session is not None:
+                session.in_flight -= 1
+                session.last_seen = time.monotonic()
+            if session_id is not None and (status == 404 or (scope["method"] == "DELETE" and status < 300)):
+                self._sessions.pop(session_id, None)
+
+
+_SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode()
+
+
+@dataclass(frozen=True)
+class _ModernCall:
+    message: JSONRPCRequest
+    route: InboundModernRoute
+
+
+async def _direct_modern_call(scope, body: bytes, security: TransportSecurityMiddleware) -> _ModernCall | None:
+    """The 2026-07-28 `tools/call` of a POST that the SDK's SSE mode would dispatch and answer as JSON: it passes
+    the SDK's checks (same public functions: the header ladder, the `Mcp-Param-*` check against the tool's schema),
+    it cannot notify (no progress token, no log level asked for), and its tool is not one that waits on an upstream
+    (those take the SDK's path, where closing the stream cancels them). None for anything else, which the SDK
+    answers."""
+    request = Request(scope)
+    if not _is_json_post(request) or check_accept_headers(request) != (True, True):
+        return None
+    if await security.validate_request(request, is_post=True) is not None:
+        return None
+    try:
+        decoded = pydantic_core.from_json(body)
+        message = JSONRPCRequest.model_validate(decoded)
+    except (ValueError, ValidationError):
+        return None
+    if message.method != "tools/call" or not isinstance(message.params, dict):
+        return None
+    meta = message.params.get("_meta")
+    if not isinstance(meta, dict) or "progressToken" in meta or LOG_LEVEL_META_KEY in meta:
+        return None
+    name, arguments = message.params.get("name"), message.params.get("arguments", {})
+    spec = registry.get(name) if isinstance(name, str) else None
+    if spec is None or spec.upstream or not isinstance(arguments, dict):
+        return None
+    if find_duplicated_routing_header(request.headers.items()) is not None:
+        return None
+    route = classify_inbound_request(decoded, headers=dict(request.headers))
+    if not isinstance(route, InboundModernRoute):
+        return None
+    if _declares_param_headers(spec.input_schema) and validate_mcp_param_headers(
+        spec.input_schema, arguments, request.headers
+    ):
+        return None
+    return _ModernCall(message, route)
+
+
+_param_headers_declared: dict[int, tuple[Any, bool]] = {}
+
+
+def _declares_param_headers(schema: Any) -> bool:
+    """Whether `schema` annotates any argument with `x-mcp-header` (none of ours does): without one, the SDK's
+    `Mcp-Param-*` check has nothing to compare and always passes, so it is skipped (a walk of the schema per call)."""
+    cached = _param_headers_declared.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = _param_headers_declared[id(schema)] = (schema, bool(x_mcp_header_map(schema)))
+    return cached[1]
+
+
 class McpHttpApp:
     def __init__(self, info: ServerInfo | None = None) -> None:
         """`info`: the serverInfo this app's endpoints state (the site's by default)."""
         # Resource subscriptions need a session to notify: stateful mode only.
         self.server = build_server(_context_from_request, subscriptions=not settings.MCP_STATELESS_HTTP, info=info)
+        common: dict[str, Any] = {
+            "app": self.server,
+            "security_settings": _security_settings(),
+            "max_request_body_size": settings.MCP_MAX_BODY_BYTES,
+        }
+        # 2025-11-25 (initialize, sessions where configured).
         self.manager = StreamableHTTPSessionManager(
-            app=self.server,
             stateless=settings.MCP_STATELESS_HTTP,
             json_response=settings.MCP_JSON_RESPONSE,
-            security_settings=_security_settings(),
-            max_request_body_size=settings.MCP_MAX_BODY_BYTES,
             max_sessions=settings.MCP_MAX_SESSIONS,
             session_idle_timeout=settings.MCP_SESSION_IDLE_TIMEOUT,
+            **common,
+        )
+        # 2026-07-28: sessionless by definition; SSE mode by default, so a call that notifies (progress) answers on
+        # its own stream and one that does not still gets a JSON body (bench/bench_serving.py: no slower).
+        self.modern_manager = StreamableHTTPSessionManager(
+            stateless=True, json_response=settings.MCP_MODERN_JSON_RESPONSE, **common
         )
         self.security = TransportSecurityMiddleware(self.manager.security_settings)
         # Stateless JSON-response `tools/call` skips the SDK's per-request transport, session and task group (a
         # third of the event loop's time per call, bench/bench_serving.py) for the SDK's own request kernel.
         self.direct_tools_call = self.manager.stateless and self.manager.json_response
+        # Likewise a 2026-07-28 `tools/call` that cannot notify: the SDK's SSE mode would answer it as JSON anyway.
+        self.direct_modern_call = True
+        self.listen_streams = ListenStreams()
+        self.key_sessions = KeySessions(settings.MCP_SESSION_IDLE_TIMEOUT)
+        self.lifespan_state: Any = None
         self.running = False
 
     @contextlib.asynccontextmanager
     async def lifespan(self):
-        async with self.manager.run():
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(self.manager.run())
+            await stack.enter_async_context(self.modern_manager.run())
+            # The server's lifespan state, for the calls this app answers itself (`_answer_tools_call`).
+            self.lifespan_state = await stack.enter_async_context(self.server.lifespan(self.server))
             self.running = True
             try:
                 yield
@@ -231,13 +422,13 @@ class McpHttpApp:
         body, receive = await buffer_body(receive, settings.MCP_MAX_BODY_BYTES)
         if api_key is not None and not await self._count_request(body, send, api_key):
             return
-        scope = dict(scope)
+        scope = dict(_trim_mcp_headers(scope))
         scope[SCOPE_KEY], scope[SCOPE_GROUPS] = api_key, groups
         if api_key is not None:
             # Sessions are bound to this principal by the SDK.
             token = AccessToken(token=api_key.digest, client_id=f"apikey:{api_key.pk}", scopes=list(api_key.scopes))
             scope["user"] = AuthenticatedUser(token)
-            if self._session_cap_reached(scope):
+            if self._session_cap_reached(scope, api_key.pk):
                 too_many = RateLimited("Too many open MCP sessions for this API key; close one (DELETE) or wait")
                 await self._refuse(send, too_many)
                 return
@@ -246,7 +437,25 @@ class McpHttpApp:
             if message is not None:
                 await self._answer_tools_call(scope, message, receive, send)
                 return
-        await self.manager.handle_request(scope, receive, send)
+        if not is_modern_request(scope):
+            if self.manager.stateless or api_key is None:
+                await self.manager.handle_request(scope, receive, send)
+            else:
+                await self.key_sessions.serve(api_key.pk, scope, self.manager.handle_request, receive, send)
+        elif (
+            self.direct_modern_call
+            and len(body) <= settings.MCP_MAX_BODY_BYTES
+            and (call := await _direct_modern_call(scope, body, self.security)) is not None
+        ):
+            await self._answer_modern_call(scope, call, receive, send)
+        elif api_key is not None and _jsonrpc_method(body) == "subscriptions/listen":
+            try:
+                with self.listen_streams.hold(api_key.pk):
+                    await self.modern_manager.handle_request(scope, receive, send)
+            except RateLimited as exc:
+                await self._refuse(send, exc)
+        else:
+            await self.modern_manager.handle_request(scope, receive, send)
 
     async def _answer_tools_call(self, scope, message: JSONRPCRequest, receive, send) -> None:
         """What the SDK's stateless JSON-response transport answers to one `tools/call`, without its per-request
@@ -265,7 +474,7 @@ class McpHttpApp:
         try:
             result = await serve_one(
                 self.server, context, message.method, message.params,
-                connection=connection, lifespan_state=self.manager._lifespan_state,
+                connection=connection, lifespan_state=self.lifespan_state,
             )  # fmt: skip
             reply: JSONRPCResponse | JSONRPCError = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
         except Exception as exc:
@@ -278,6 +487,34 @@ class McpHttpApp:
             reply.model_dump_json(by_alias=True, exclude_unset=True), headers={"Content-Type": CONTENT_TYPE_JSON}
         )
         await response(scope, receive, send)
+
+    async def _answer_modern_call(self, scope, call: _ModernCall, receive, send) -> None:
+        """What the SDK's 2026-07-28 SSE mode answers to a call that does not notify (a JSON body, its status from
+        the SDK's error-code table), without its per-request task group and response stream: the same kernel
+        (`serve_one`) on a connection built from the request's envelope. tests/test_modern.py compares the two
+        answer for answer (status, content type, JSON value)."""
+        request = Request(scope, receive)
+        message, route = call.message, call.route
+        context = _OneCallContext(
+            transport=TransportContext(kind="streamable-http", can_send_request=False, headers=request.headers),
+            request_id=message.id,
+            message_metadata=ServerMessageMetadata(request_context=request),
+        )
+        connection = Connection.from_envelope(route.protocol_version, route.client_info, route.client_capabilities)
+        reply: JSONRPCResponse | JSONRPCError
+        status = 200
+        try:
+            result = await serve_one(
+                self.server, context, message.method, message.params,
+                connection=connection, lifespan_state=self.lifespan_state,
+            )  # fmt: skip
+            reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+        except Exception as exc:
+            reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=modern_error_data(exc))
+            status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
+        # The SDK's JSON, in UTF-8 rather than \u-escaped (Japanese results are a third of the bytes).
+        body = reply.model_dump_json(by_alias=True, exclude_none=True)
+        await Response(body, status_code=status, media_type="application/json")(scope, receive, send)
 
     async def _count_request(self, body: bytes, send, api_key) -> bool:
         """Count this request against the key's rate, so `initialize`, pings, notifications and stream GETs are
@@ -293,17 +530,14 @@ class McpHttpApp:
             return False
         return True
 
-    def _session_cap_reached(self, scope) -> bool:
+    def _session_cap_reached(self, scope, key_pk: int) -> bool:
         """True when this request would open a stateful session and its key already holds
         MCP_MAX_SESSIONS_PER_KEY of them (the SDK's own cap is global, so one key could take every slot)."""
-        if self.manager.stateless or scope["method"] != "POST":
+        if self.manager.stateless or scope["method"] != "POST" or is_modern_request(scope):
             return False
-        if any(name == MCP_SESSION_ID_HEADER.encode() for name, _ in scope["headers"]):
+        if any(name == _SESSION_HEADER for name, _ in scope["headers"]):
             return False
-        requestor = authorization_context(scope["user"])
-        # The SDK keeps each open session's owner here (private, no public accessor in mcp 2.3).
-        owners = self.manager._session_owners.values()
-        return sum(1 for owner in owners if owner == requestor) >= settings.MCP_MAX_SESSIONS_PER_KEY
+        return self.key_sessions.count(key_pk) >= settings.MCP_MAX_SESSIONS_PER_KEY
 
     @staticmethod
     async def _refuse(send, error: ApplicationError, extra: list[tuple[bytes, bytes]] | None = None) -> None:

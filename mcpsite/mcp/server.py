@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
@@ -20,7 +21,7 @@ from mcpsite.core.errors import ApplicationError, RateLimited, Unauthorized, Unk
 from mcpsite.core.jsonutil import dumps, to_jsonable
 from mcpsite.core.scopes import ServerInfo, server_info
 
-from . import calls, dispatch, features, requeststate
+from . import calls, dispatch, features, registry, requeststate
 from .interaction import InputRequired
 from .registry import CallContext, ToolSpec
 from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
@@ -31,6 +32,18 @@ INSTRUCTIONS = (
     "Business tools: cinema seats, double-entry books, Japanese administrative codes, shop search and "
     "AP2 carts, reminders and messages. Tool results are JSON; errors carry a code and a message."
 )
+
+
+# Cache hints (2026-07-28, SEP-2549). Every list depends on the caller's scopes and the endpoint's groups, so each
+# is `private`. The tool, prompt and template lists change only with a deploy or when staff change a key's scopes:
+# five minutes is the longest a client shows what its key just lost (a call is refused all the same). The resource
+# list names upcoming shows' seat maps, which come and go with the schedule: one minute.
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "tools/list": CacheHint(ttl_ms=300_000, scope="private"),
+    "prompts/list": CacheHint(ttl_ms=300_000, scope="private"),
+    "resources/templates/list": CacheHint(ttl_ms=300_000, scope="private"),
+    "resources/list": CacheHint(ttl_ms=60_000, scope="private"),
+}
 
 
 def _tool(spec: ToolSpec) -> types.Tool:
@@ -57,6 +70,14 @@ def _result(payload: Any, *, is_error: bool) -> types.CallToolResult:
 def tool_error_result(error: ApplicationError) -> types.CallToolResult:
     """A tool failure as MCP wants it: isError, the error as text, the same object structured."""
     return _result(to_jsonable(as_jsonrpc(error)), is_error=True)
+
+
+def tool_input_schema(name: str) -> dict[str, Any] | None:
+    """A tool's input schema by name, for the SDK's `Mcp-Param-*` header check on 2026-07-28 `tools/call` (without
+    it the SDK runs the whole tools/list handler, audited and counted against the key's rate, on every call). Not
+    scoped to the caller, as the SDK says: the call itself is checked by the dispatcher right after."""
+    spec = registry.get(name)
+    return spec.input_schema if spec is not None else None
 
 
 def build_server(context_for: ContextFactory, *, subscriptions: bool = False, info: ServerInfo | None = None) -> Server:
@@ -122,6 +143,9 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
             on_set_logging_level=on_set_logging_level,
+            on_subscriptions_listen=features.listen_handler(request_context),
+            cache_hints=CACHE_HINTS,
+            get_tool_input_schema=tool_input_schema,
             # Resources, prompts and completion (features.py).
             **features.build_handlers(request_context, subscriptions_enabled=subscriptions),
         )

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import anyio
 import httpx2
+import uvicorn
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
@@ -55,6 +57,60 @@ def loopback_upstream(handler: type[LoopbackUpstream]) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+
+
+class AlternatingProxy:
+    """An HTTP proxy on loopback that sends each request to the next backend in turn (as a load balancer without
+    affinity does), and counts where each went. Answers are streamed as they come (SSE), and a client that goes
+    away closes the backend connection, as a real balancer does."""
+
+    def __init__(self, backends: list[str]):
+        self.backends, self.sent = backends, [0] * len(backends)
+        self.port = free_port()
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", interface="asgi3"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    async def app(self, scope, receive, send):
+        from mcpsite.mcp.http import buffer_body
+
+        body, receive = await buffer_body(receive, 10_000_000)
+        index = sum(self.sent) % len(self.backends)
+        self.sent[index] += 1
+        headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k not in (b"host", b"content-length")]
+        timeout = httpx2.Timeout(30, read=None)  # a listen stream may be quiet for long
+        url = self.backends[index] + scope["path"]
+        async with anyio.create_task_group() as tg:
+
+            async def client_gone() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                tg.cancel_scope.cancel()  # before or after the backend's headers: its connection is closed
+
+            tg.start_soon(client_gone)
+            async with (
+                httpx2.AsyncClient(timeout=timeout) as client,
+                client.stream(scope["method"], url, content=body, headers=headers) as answer,
+            ):
+                drop = {"transfer-encoding", "connection"}
+                out = [(k.encode(), v.encode()) for k, v in answer.headers.multi_items() if k.lower() not in drop]
+                await send({"type": "http.response.start", "status": answer.status_code, "headers": out})
+                async for chunk in answer.aiter_raw():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b""})
+            tg.cancel_scope.cancel()
+
+    def __enter__(self):
+        self.thread.start()
+        while not self.server.started:
+            self.thread.join(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(10)
 
 
 @dataclass

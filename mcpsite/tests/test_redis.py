@@ -75,3 +75,37 @@ def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
         health = httpx2.get(f"{first}/healthz").json()
     assert codes == [200] * 6 + [429, 429]
     assert health == {"status": "ok", "checks": {"database": "ok", "cache": "ok"}}
+
+
+def test_listen_events_travel_through_redis_pub_sub(redis_url):
+    """With REDIS_URL, resource updates and list changes go through Redis pub/sub: what any process PUBLISHes on the
+    channel (here another client, as another process would) reaches this process's listen streams, and so does
+    this process's own publish."""
+    import anyio
+    import redis
+
+    from mcpsite.mcp import subscriptions
+    from mcpsite.mcp.subscriptions import ResourceUpdated, ToolsListChanged
+
+    heard: list = []
+
+    async def scenario():
+        unsubscribe = subscriptions.bus.subscribe(heard.append)
+        try:
+            await anyio.to_thread.run_sync(subscriptions.listener.ensure_started)
+            assert subscriptions.listener.listening.is_set()
+            redis.Redis.from_url(redis_url).publish(subscriptions.CHANNEL, "mcpsite://cinema/schedules/s001/seats")
+            await subscriptions.bus.publish(ToolsListChanged())
+            with anyio.fail_after(10):  # a guard against hanging, not a speed assertion
+                while len(heard) < 2:
+                    await anyio.sleep(0.02)
+        finally:
+            unsubscribe()
+
+    with override_settings(CACHES={"default": _redis_cache(redis_url)}):
+        assert subscriptions.channel_kind() == "redis"
+        try:
+            anyio.run(scenario)
+        finally:
+            subscriptions.listener.stop()
+    assert heard == [ResourceUpdated(uri="mcpsite://cinema/schedules/s001/seats"), ToolsListChanged()]

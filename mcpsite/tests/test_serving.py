@@ -12,7 +12,6 @@ import threading
 import anyio
 import httpx2
 import pytest
-import uvicorn
 from asgiref.sync import sync_to_async
 from asgiref.testing import ApplicationCommunicator
 from django.db import connection
@@ -20,12 +19,11 @@ from django.db import connection
 from mcpsite.core.errors import Unauthorized
 from mcpsite.mcp import auth, dispatch
 from mcpsite.mcp.auth import api_key_from_scope, recent_keys
-from mcpsite.mcp.http import buffer_body
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 from mcpsite.models import ApiKey, ToolCall
 from mcpsite.routing import Application
 
-from .live import free_port, live_site, mcp_session
+from .live import AlternatingProxy, live_site, mcp_session
 from .ratewindow import start_in_a_fresh_window
 
 INITIALIZE = {
@@ -275,6 +273,24 @@ async def test_stateful_sessions_are_capped_per_key(make_api_key, settings):
 
 @pytest.mark.anyio
 @pytest.mark.django_db(transaction=True)
+async def test_a_session_closed_for_idleness_frees_its_place(make_api_key, settings):
+    """The SDK closes a session after MCP_SESSION_IDLE_TIMEOUT without requests; the key's count follows, so the
+    key is not locked out by sessions that no longer exist."""
+    settings.MCP_STATELESS_HTTP = False
+    settings.MCP_MAX_SESSIONS_PER_KEY = 1
+    settings.MCP_SESSION_IDLE_TIMEOUT = 1
+    key, raw = await sync_to_async(make_api_key)(rate="1000/m")
+    async with running_site() as app:
+        first, _, _ = await request(app, raw, INITIALIZE)
+        refused, _, _ = await request(app, raw, INITIALIZE)
+        await anyio.sleep(1.5)
+        later, _, _ = await request(app, raw, INITIALIZE)
+        held = app.mcp.key_sessions.count(key.pk)
+    assert (first, refused, later, held) == (200, 429, 200, 1)
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
 async def test_sessions_are_off_by_default(api_key):
     """Stateless by default: no session id, so any process can answer the next request."""
     _key, raw = api_key
@@ -421,45 +437,6 @@ def test_three_worker_processes_serve_every_official_client_session(tmp_path):
         outcomes = sessions(f"{url}/mcp", site.key, 12)
     failures = [o for o in outcomes if isinstance(o, Exception)]
     assert failures == [] and all(o[1] == {"echo": "映画", "transport": "http"} for o in outcomes)
-
-
-class AlternatingProxy:
-    """An HTTP proxy on loopback that sends each request to the next backend in turn (as a load balancer without
-    affinity does), and counts where each went."""
-
-    def __init__(self, backends: list[str]):
-        self.backends, self.sent = backends, [0] * len(backends)
-        self.port = free_port()
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off", interface="asgi3"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    async def app(self, scope, receive, send):
-        body, _ = await buffer_body(receive, 10_000_000)
-        index = sum(self.sent) % len(self.backends)
-        self.sent[index] += 1
-        headers = [(k.decode(), v.decode()) for k, v in scope["headers"] if k not in (b"host", b"content-length")]
-        async with httpx2.AsyncClient(timeout=30) as client:
-            answer = await client.request(
-                scope["method"], self.backends[index] + scope["path"], content=body, headers=headers
-            )
-        drop = {"content-length", "transfer-encoding", "connection", "content-encoding"}
-        out = [(k.encode(), v.encode()) for k, v in answer.headers.items() if k.lower() not in drop]
-        out.append((b"content-length", str(len(answer.content)).encode()))
-        await send({"type": "http.response.start", "status": answer.status_code, "headers": out})
-        await send({"type": "http.response.body", "body": answer.content})
-
-    def __enter__(self):
-        self.thread.start()
-        while not self.server.started:
-            self.thread.join(0.05)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @pytest.mark.slow
