@@ -19,8 +19,8 @@ from mcp.shared.exceptions import MCPError
 from mcpsite.mcp import dispatch
 from reminders.models import Contact, Message
 
-from .live import live_site
-from .test_serving import AlternatingProxy, running_site
+from .live import AlternatingProxy, live_site
+from .test_serving import running_site
 
 ACCEPT = types.ElicitResult(action="accept", content={"confirm": True})
 DECLINE = types.ElicitResult(action="decline")
