@@ -39,6 +39,7 @@ from oauthlib.oauth2.rfc6749.errors import (
     InvalidScopeError,
 )
 
+from mcpsite.core import metrics
 from mcpsite.core.limits import over_limit
 from mcpsite.core.scopes import tool_groups
 
@@ -269,6 +270,7 @@ class RegistrationView(DynamicClientRegistrationView):
     def post(self, request, *args, **kwargs):
         address = request.META.get("REMOTE_ADDR") or "unknown"
         if over_limit(group=REGISTRATION_GROUP, key=address, rate=settings.OAUTH_REGISTRATION_RATE):
+            metrics.rate_limited("oauth_registration")
             return registration_error("too_many_requests", "Too many registrations from this address", status=429)
         if error := metadata_error(request.body):
             return error

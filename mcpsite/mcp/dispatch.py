@@ -256,7 +256,9 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         group = spec.group
         span.update_name(f"tool {spec.name}")
         span.set_attributes({"mcpsite.tool": spec.name, "mcpsite.group": group, "mcpsite.transport": ctx.transport})
+        limit = "api_key"  # which limit a RateLimited comes from: the key's rate, then the tool's own
         enforce_api_key_rate(ctx.api_key)
+        limit = "tool"
         try:
             arguments = validate_arguments(spec, arguments)
             data = spec.func(arguments, ctx)
@@ -274,6 +276,7 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
         raise
     except RateLimited as exc:
         outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
+        metrics.rate_limited(limit)
         raise
     except ScopeDenied as exc:
         outcome, error_code = ToolCall.Outcome.DENIED, str(jsonrpc_code(exc))
@@ -301,6 +304,7 @@ def record_refused_call(ctx: CallContext, name: Any, error_code: str) -> None:
         enforce_api_key_rate(ctx.api_key)
     except RateLimited as exc:
         outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
+        metrics.rate_limited("api_key")
         raise
     finally:
         spec = registry.get(name) if isinstance(name, str) else None
@@ -320,8 +324,6 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
         outcome=outcome,
         seconds=seconds,
     )
-    if outcome == ToolCall.Outcome.RATE_LIMITED:
-        metrics.rate_limited("api_key")
     if calls_logger.isEnabledFor(logging.INFO):
         calls_logger.info(
             "%s %s %dms",

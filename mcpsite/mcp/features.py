@@ -21,6 +21,7 @@ from django.conf import settings
 from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY, ListenHandler
 from mcp.shared.exceptions import MCPError
 
+from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
 from mcpsite.models import ToolCall
 
@@ -180,8 +181,12 @@ def listen_handler(context_for: ContextFactory) -> Any:
         if uris:
             uris = await dispatch.in_worker_thread(_announceable)(uris, call_ctx, groups)
         notifications = requested.model_copy(update={"resource_subscriptions": uris or None})
-        with anyio.move_on_after(settings.MCP_LISTEN_MAX_SECONDS):
-            return await sdk_handler(ctx, params.model_copy(update={"notifications": notifications}))
+        metrics.LISTEN_STREAMS.inc()
+        try:
+            with anyio.move_on_after(settings.MCP_LISTEN_MAX_SECONDS):
+                return await sdk_handler(ctx, params.model_copy(update={"notifications": notifications}))
+        finally:
+            metrics.LISTEN_STREAMS.dec()
         return types.SubscriptionsListenResult(_meta={SUBSCRIPTION_ID_META_KEY: ctx.request_id})
 
     return on_subscriptions_listen

@@ -58,6 +58,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, ParseError, RateLimited, ServiceUnavailable, Unauthorized
 from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
@@ -237,6 +238,7 @@ class ListenStreams:
     def hold(self, key_pk: int):
         """Count one stream for the block; raises RateLimited when the key already holds the cap."""
         if self.count(key_pk) >= settings.MCP_LISTEN_MAX_PER_KEY:
+            metrics.rate_limited("listen_streams")
             raise RateLimited("Too many open listen streams for this API key; close one first")
         self._open[key_pk] = self.count(key_pk) + 1
         try:
@@ -429,6 +431,7 @@ class McpHttpApp:
             token = AccessToken(token=api_key.digest, client_id=f"apikey:{api_key.pk}", scopes=list(api_key.scopes))
             scope["user"] = AuthenticatedUser(token)
             if self._session_cap_reached(scope, api_key.pk):
+                metrics.rate_limited("sessions")
                 too_many = RateLimited("Too many open MCP sessions for this API key; close one (DELETE) or wait")
                 await self._refuse(send, too_many)
                 return
@@ -525,6 +528,7 @@ class McpHttpApp:
         try:
             await dispatch.in_worker_thread(enforce_api_key_rate)(api_key)
         except RateLimited as exc:
+            metrics.rate_limited("api_key")
             retry_after = await dispatch.in_worker_thread(api_key_retry_after)(api_key)
             await self._refuse(send, exc, [(b"retry-after", str(retry_after).encode())] if retry_after else [])
             return False
