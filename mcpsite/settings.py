@@ -186,7 +186,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", "") or None}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Cache: shared between processes (rate limits). The database cache by default, Redis when set.
+# Cache: shared between processes. The database cache by default, Redis when set (which then also counts the
+# rate limits: mcpsite/core/limits.py).
 # URLs that may carry passwords are read into lower-case names: Django exposes only upper-case
 # settings (e.g. on DEBUG error pages), and the parsed forms below keep passwords under keys its
 # exception reporter masks.
@@ -213,12 +214,8 @@ if _redis_url:
     }
 else:
     CACHES = {
-        "default": {
-            "BACKEND": "mcpsite.cache.AtomicDatabaseCache",
-            "LOCATION": "mcpsite_cache",
-            # Django culls a database cache past 300 entries, which would evict live rate-limit counters.
-            "OPTIONS": {"MAX_ENTRIES": 100_000},
-        },
+        # Rate limits count in tables of their own (mcpsite/core/limits.py), not in this cache.
+        "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "mcpsite_cache"},
         # Resolved points: up to 10,000 per call, too many for row-per-key database writes; kept per
         # process here, shared through Redis when REDIS_URL is set.
         "geo": {
@@ -227,7 +224,6 @@ else:
             "OPTIONS": {"MAX_ENTRIES": 200_000},
         },
     }
-RATELIMIT_USE_CACHE = "default"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

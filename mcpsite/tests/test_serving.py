@@ -26,7 +26,6 @@ from mcpsite.models import ApiKey, ToolCall
 from mcpsite.routing import Application
 
 from .live import free_port, live_site, mcp_session
-from .ratewindow import start_in_a_fresh_window
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -95,8 +94,7 @@ async def test_initialize_counts_against_the_key(make_api_key):
     """A 3/min key gets its third initialize and a 429 for the fourth (initialize was not counted: one key opened
     9,994 sessions in 76 s); another key is still served."""
     make = sync_to_async(make_api_key)
-    (key, raw), (_other, other_raw) = await make(rate="3/m"), await make(name="other")
-    start_in_a_fresh_window(key.pk, "3/m")
+    (_key, raw), (_other, other_raw) = await make(rate="3/m"), await make(name="other")
     async with running_site() as app:
         statuses = [(await request(app, raw, INITIALIZE))[0] for _ in range(4)]
         other_status, _, _ = await request(app, other_raw, INITIALIZE)
@@ -472,7 +470,6 @@ def test_two_servers_behind_an_alternating_proxy(tmp_path):
         with proxy as proxy_url:
             outcomes = sessions(f"{proxy_url}/mcp", site.key, 6)
             limited_key, limited_pk = site.create_api_key("limited", "--scopes", "all", "--rate", "10/m")
-            start_in_a_fresh_window(limited_pk, "10/m")
 
             async def burst():
                 headers = {"Authorization": f"Bearer {limited_key}", "Accept": "application/json, text/event-stream"}
