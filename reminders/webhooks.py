@@ -40,11 +40,26 @@ def getaddrinfo(host: str, port: int) -> list[tuple]:
     return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
 
 
+# IPv6 ranges that carry an IPv4 address in their last 32 bits, which a translator or the host's own stack may
+# reach: NAT64's well-known prefix (RFC 6052), the IPv4-compatible (deprecated, RFC 4291) and the SIIT-translated
+# (RFC 2765) forms. IPv4-mapped (::ffff:0:0/96), 6to4 and Teredo are read by the ipaddress module itself.
+_EMBEDDING_IPV4 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::/96", "::ffff:0:0:0/96"))
+# Local-use NAT64 (RFC 8215): a site's own translator, which may embed an IPv4 address at any prefix length.
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address `ip` stands for (to a translator, a tunnel or the local stack)."""
+    embedded = [ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())]
+    if any(ip in network for network in _EMBEDDING_IPV4):
+        embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return [address for address in embedded if address is not None]
+
+
 def address_allowed(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone (fe80::1%eth0) is link-local anyway
     if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
-        if embedded is not None and not address_allowed(str(embedded)):
+        if ip in _LOCAL_NAT64 or not all(address_allowed(str(v4)) for v4 in _embedded_ipv4(ip)):
             return False
     # is_global is False for private, loopback, link-local, shared (100.64/10), reserved and unspecified
     # addresses; multicast addresses can still be "global".

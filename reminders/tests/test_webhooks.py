@@ -73,6 +73,24 @@ def test_the_connection_goes_to_the_checked_address_with_the_urls_name(settings,
     assert seen == [f"receiver.example.com:{port}"]
 
 
+# IPv6 addresses that stand for a refused IPv4 address (issue 24: NAT64 of 127.0.0.1 and ::127.0.0.1 were accepted
+# and connected to).
+EMBEDDED_REFUSED = [
+    "64:ff9b::7f00:1",  # NAT64 (RFC 6052) of 127.0.0.1
+    "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254, the cloud metadata address
+    "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+    "64:ff9b:1::7f00:1",  # local-use NAT64 (RFC 8215)
+    "64:ff9b:1:7f00:1::",  # local-use NAT64, the IPv4 address at /48
+    "::127.0.0.1",  # IPv4-compatible
+    "::10.0.0.1",
+    "::ffff:127.0.0.1",  # IPv4-mapped
+    "::ffff:169.254.169.254",
+    "::ffff:0:127.0.0.1",  # SIIT IPv4-translated
+    "2002:a9fe:a9fe::1",  # 6to4 of 169.254.169.254
+    "2001:0:4136:e378:8000:63bf:80ff:fffe",  # Teredo, client 127.0.0.1
+]
+
+
 @pytest.mark.parametrize(
     "address",
     [
@@ -92,10 +110,33 @@ def test_the_connection_goes_to_the_checked_address_with_the_urls_name(settings,
         "ff02::1",
         "::ffff:10.0.0.1",
         "2002:7f00:1::",  # 6to4 of 127.0.0.1
+        *EMBEDDED_REFUSED,
     ],
 )
 def test_non_public_addresses_are_not_allowed(address):
     assert not webhooks.address_allowed(address)
+
+
+@pytest.mark.parametrize("address", EMBEDDED_REFUSED)
+def test_an_ipv6_form_of_a_refused_ipv4_address_is_refused_before_any_connection(address, monkeypatch):
+    connects = []
+    real = socket.socket.connect
+
+    def watching(sock, target):
+        connects.append(target)
+        return real(sock, target)
+
+    monkeypatch.setattr(socket.socket, "connect", watching)
+    with pytest.raises(webhooks.WebhookTargetRefused):
+        webhooks.webhook_url_validate(f"http://[{address}]:8080/hook")
+    with pytest.raises(webhooks.WebhookTargetRefused):
+        post(f"http://[{address}]:8080/hook")
+    assert connects == []
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::5db8:d70e", "2002:5db8:d70e::1", "64:ff9b::808:808"])
+def test_an_ipv6_form_of_a_public_ipv4_address_is_allowed(address):
+    assert webhooks.address_allowed(address)
 
 
 @pytest.mark.parametrize("address", ["93.184.215.14", "8.8.8.8", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"])
