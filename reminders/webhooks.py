@@ -58,9 +58,10 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
 
 def address_allowed(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone (fe80::1%eth0) is link-local anyway
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip in _LOCAL_NAT64 or not all(address_allowed(str(v4)) for v4 in _embedded_ipv4(ip)):
-            return False
+    if isinstance(ip, ipaddress.IPv6Address) and (
+        ip in _LOCAL_NAT64 or not all(address_allowed(str(v4)) for v4 in _embedded_ipv4(ip))
+    ):
+        return False
     # is_global is False for private, loopback, link-local, shared (100.64/10), reserved and unspecified
     # addresses; multicast addresses can still be "global".
     return ip.is_global and not ip.is_multicast

@@ -168,3 +168,15 @@ def test_a_take_is_one_statement_that_commits_without_waiting_for_the_flush():
             cursor.execute("SHOW synchronous_commit")
             assert cursor.fetchone()[0] == "off"
     assert len(queries.captured_queries) == 2  # the take and the SHOW
+
+
+def test_the_prune_command_deletes_spent_windows(rate_clock):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    over_limit(group="t", key="old", rate="5/m")
+    rate_clock.now += 61
+    out = StringIO()
+    call_command("prune_rate_windows", stdout=out)
+    assert "Deleted 1 " in out.getvalue()

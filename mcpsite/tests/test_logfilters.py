@@ -32,7 +32,8 @@ def test_any_path_under_calendar_is_redacted(path):
 
 
 def test_the_filter_redacts_the_message_and_its_arguments():
-    record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, "%s - %s", ("GET", f"/calendar/{TOKEN}"), None)
+    args = ("GET", f"/calendar/{TOKEN}")
+    record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, "%s - %s", args, None)
     RedactFeedTokens().filter(record)
     assert TOKEN not in record.getMessage()
     assert record.getMessage() == "GET - /calendar/[redacted]"
