@@ -317,10 +317,12 @@ MCP_REQUEST_STATE_TTL = float(env_raw("MCP_REQUEST_STATE_TTL", 600))
 MCP_PAGE_SIZE = int(env_raw("MCP_PAGE_SIZE", 50))
 # Worker threads for tool calls, per process: fast (database) tools and upstream-bound tools (resolve_points,
 # which waits on GaluchatAPI) have separate pools, and one key holds at most MCP_KEY_CONCURRENCY of them at once,
-# so a slow upstream or one busy key cannot starve the others.
+# of which at most MCP_KEY_UPSTREAM_THREADS in the upstream pool (a quarter of it by default), so a slow upstream
+# or a few busy keys cannot starve the others.
 MCP_TOOL_THREADS = int(env_raw("MCP_TOOL_THREADS", 12))
 MCP_UPSTREAM_THREADS = int(env_raw("MCP_UPSTREAM_THREADS", 8))
 MCP_KEY_CONCURRENCY = int(env_raw("MCP_KEY_CONCURRENCY", 4))
+MCP_KEY_UPSTREAM_THREADS = int(env_raw("MCP_KEY_UPSTREAM_THREADS", max(1, MCP_UPSTREAM_THREADS // 4)))
 # Threads serving Django's pages (admin, /rpc, REST, feeds) in each process (mcpsite/django_asgi.py); requests past
 # this many at once wait for a thread.
 DJANGO_REQUEST_THREADS = int(env_raw("DJANGO_REQUEST_THREADS", 64))
