@@ -16,9 +16,6 @@ from urllib.parse import urlsplit
 import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 # One text for every refusal: saying "private" for one name and "does not resolve" for another would tell staff
 # which internal names exist.
@@ -80,8 +77,9 @@ def resolve_checked(host: str, port: int) -> list[tuple]:
     return infos
 
 
-def webhook_url_validate(url: str) -> None:
-    """Raise WebhookTargetRefused unless `url` is http(s) to a host whose every address is public."""
+def webhook_url_validate(url: str) -> list[str]:
+    """The addresses of `url`'s host; WebhookTargetRefused unless `url` is http(s) to a host whose every address is
+    public."""
     parts = urlsplit(url)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -89,53 +87,47 @@ def webhook_url_validate(url: str) -> None:
         raise WebhookTargetRefused() from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise WebhookTargetRefused()
-    resolve_checked(parts.hostname, port)
-
-
-class _CheckedConnectionMixin:
-    """Resolve, check, then connect to the checked address (TLS still verifies the certificate for the name)."""
-
-    def _new_conn(self):
-        name = self._dns_host
-        error = None
-        for *_family, sockaddr in resolve_checked(name, self.port):
-            self._dns_host = sockaddr[0]  # only the connect uses it; Host header and SNI use the URL's name
-            try:
-                return super()._new_conn()
-            except (NewConnectionError, ConnectTimeoutError) as exc:
-                error = exc
-            finally:
-                self._dns_host = name
-        raise error
-
-
-class _CheckedHTTPConnection(_CheckedConnectionMixin, HTTPConnection):
-    pass
-
-
-class _CheckedHTTPSConnection(_CheckedConnectionMixin, HTTPSConnection):
-    pass
-
-
-class _CheckedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _CheckedHTTPConnection
-
-
-class _CheckedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _CheckedHTTPSConnection
+    return list(dict.fromkeys(info[4][0] for info in resolve_checked(parts.hostname, port)))
 
 
 class CheckedAdapter(HTTPAdapter):
-    def init_poolmanager(self, *args, **kwargs):
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _CheckedHTTPPool, "https": _CheckedHTTPSPool}
+    """Connects to `address` (one that resolve_checked allowed) whatever the URL's host, through requests' public
+    extension point for the connection pool's key: the pool's host is the address; TLS still verifies the
+    certificate for the URL's host name and sends it as SNI (urllib3's server_hostname, assert_hostname)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = f"[{address}]" if ":" in address else address
+        super().__init__(max_retries=0)
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        name = host_params["host"].strip("[]")
+        if host_params["scheme"] == "https":
+            pool_kwargs = {**pool_kwargs, "server_hostname": name, "assert_hostname": name}
+        return {**host_params, "host": self.address}, pool_kwargs
 
 
 def webhook_post(url: str, *, json: dict, headers: dict, timeout) -> requests.Response:
-    """POST to a webhook; raises WebhookTargetRefused before any connection to a refused target."""
-    webhook_url_validate(url)  # a clear refusal first; the connection checks again what it connects to
-    with requests.Session() as session:
-        session.trust_env = False  # no proxy from the environment: the checked address is the one connected to
-        session.mount("http://", CheckedAdapter())
-        session.mount("https://", CheckedAdapter())
-        return session.post(url, json=json, headers=headers, timeout=timeout, allow_redirects=False)
+    """POST to a webhook; raises WebhookTargetRefused before any connection to a refused target.
+
+    The name is resolved once, by the check; the connection goes to an address of that answer (the next one when
+    a connection cannot be made), never to a second lookup, so DNS rebinding cannot steer it elsewhere."""
+    addresses = webhook_url_validate(url)
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]  # the Host header: the URL's host and port, never its userinfo
+    error: requests.ConnectionError | None = None
+    for address in addresses:
+        with requests.Session() as session:
+            session.trust_env = False  # no proxy from the environment: the checked address is the one connected to
+            session.mount("http://", CheckedAdapter(address))
+            session.mount("https://", CheckedAdapter(address))
+            try:
+                return session.post(
+                    url, json=json, headers={**headers, "Host": host}, timeout=timeout, allow_redirects=False
+                )
+            except requests.exceptions.SSLError:  # connected: the answer is this address's
+                raise
+            except requests.ConnectionError as exc:  # this address took no connection (or timed out): the next one
+                error = exc
+    assert error is not None
+    raise error

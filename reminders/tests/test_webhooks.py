@@ -10,6 +10,7 @@ import threading
 from contextlib import contextmanager
 
 import pytest
+import requests
 
 from reminders import webhooks
 
@@ -44,17 +45,45 @@ def post(url):
 
 
 def test_a_name_that_turns_private_after_the_check_is_never_connected_to(monkeypatch):
-    # DNS rebinding: the check sees a public address, the connect would see loopback.
+    # DNS rebinding: the check sees a public address, a second lookup would see loopback. The name is looked up
+    # once, and the connection goes to the checked address (refused here: no test leaves loopback).
     answers = iter([["93.184.215.14"], ["127.0.0.1"]])
     monkeypatch.setattr(
         webhooks,
         "getaddrinfo",
         lambda host, port: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in next(answers)],
     )
+    connects = []
+
+    def refused(sock, target):
+        connects.append(target[:2])
+        raise ConnectionRefusedError
+
+    monkeypatch.setattr(socket.socket, "connect", refused)
     with loopback_receiver() as (port, seen):
-        with pytest.raises(webhooks.WebhookTargetRefused):
+        with pytest.raises(requests.ConnectionError):
             post(f"http://rebind.example.com:{port}/hook")
     assert seen == []
+    assert connects == [("93.184.215.14", port)]
+
+
+def test_https_connects_to_the_checked_address_and_verifies_the_certificate_for_the_name():
+    """The pool's host is the address; SNI and the certificate check use the URL's name (requests' public
+    build_connection_pool_key_attributes, urllib3's server_hostname and assert_hostname)."""
+    adapter = webhooks.CheckedAdapter("2606:2800:21f:cb07:6820:80da:af6b:8b2c")
+    request = requests.Request("POST", "https://hooks.example.com:8443/remind").prepare()
+    host_params, pool_kwargs = adapter.build_connection_pool_key_attributes(request, True)
+    assert host_params == {"scheme": "https", "host": "[2606:2800:21f:cb07:6820:80da:af6b:8b2c]", "port": 8443}
+    assert pool_kwargs["server_hostname"] == pool_kwargs["assert_hostname"] == "hooks.example.com"
+    assert pool_kwargs["cert_reqs"] == "CERT_REQUIRED"
+
+
+def test_the_next_checked_address_is_tried_when_one_takes_no_connection(settings, fake_dns):
+    settings.REMINDERS_WEBHOOK_ALLOW_PRIVATE = True
+    fake_dns["two.example.com"] = ["127.0.0.2", "127.0.0.1"]  # the receiver listens on 127.0.0.1 only
+    with loopback_receiver() as (port, seen):
+        assert post(f"http://two.example.com:{port}/hook").status_code == 204
+    assert seen == [f"two.example.com:{port}"]
 
 
 def test_loopback_literal_is_refused_before_any_connection():
