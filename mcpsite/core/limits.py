@@ -19,7 +19,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -68,6 +68,18 @@ class Store(Protocol):
 _sqlite_write_lock = threading.Lock()
 
 
+@contextlib.contextmanager
+def _write_transaction(alias: str, connection) -> Iterator[Any]:
+    """A cursor in a transaction of its own (on SQLite queued behind this process's other takes)."""
+    queued = connection.vendor == "sqlite" and not connection.in_atomic_block
+    with (
+        _sqlite_write_lock if queued else contextlib.nullcontext(),
+        transaction.atomic(using=alias),
+        connection.cursor() as cursor,
+    ):
+        yield cursor
+
+
 class DatabaseStore:
     """Takes in a transaction: the window's row locked first (`SELECT … FOR UPDATE` on PostgreSQL; SQLite's
     IMMEDIATE transactions, settings.py, take the database's write lock at BEGIN)."""
@@ -111,12 +123,7 @@ class DatabaseStore:
     def take(self, bucket: str, limit: int, period: int, now: float) -> float:
         alias, connection = self._connection()
         windows, slots = self._tables(connection)
-        queued = connection.vendor == "sqlite" and not connection.in_atomic_block
-        with (
-            _sqlite_write_lock if queued else contextlib.nullcontext(),
-            transaction.atomic(using=alias),
-            connection.cursor() as cursor,
-        ):
+        with _write_transaction(alias, connection) as cursor:
             position = self._position(cursor, connection, bucket, lock=self.lock_rows)
             if position is None:
                 cursor.execute(
@@ -150,12 +157,7 @@ class DatabaseStore:
     def give_back(self, bucket: str, limit: int) -> None:
         alias, connection = self._connection()
         windows, slots = self._tables(connection)
-        queued = connection.vendor == "sqlite" and not connection.in_atomic_block
-        with (
-            _sqlite_write_lock if queued else contextlib.nullcontext(),
-            transaction.atomic(using=alias),
-            connection.cursor() as cursor,
-        ):
+        with _write_transaction(alias, connection) as cursor:
             position = self._position(cursor, connection, bucket, lock=True)
             if position is None:
                 return
