@@ -137,8 +137,9 @@ class RateWindow(models.Model):
     bucket = models.CharField(primary_key=True, max_length=200)
     next_slot = models.PositiveIntegerField(default=0)
     last_at = models.FloatField(help_text="Seconds since the epoch of the latest admission.")
-    # After this (seconds since the epoch) every slot is free: the row may be pruned.
-    expires_at = models.FloatField(db_index=True)
+    # The rate's period in seconds: a period after last_at every slot is free, and the rows may be pruned. Not
+    # indexed, and no indexed column changes on a take, so PostgreSQL updates the row in place (HOT) on every call.
+    period = models.PositiveIntegerField()
 
     def __str__(self) -> str:
         return self.bucket

@@ -127,9 +127,9 @@ class DatabaseStore:
             position = self._position(cursor, connection, bucket, lock=self.lock_rows)
             if position is None:
                 cursor.execute(
-                    f"INSERT INTO {windows} (bucket, next_slot, last_at, expires_at) VALUES (%s, 0, %s, %s)"
+                    f"INSERT INTO {windows} (bucket, next_slot, last_at, period) VALUES (%s, 0, %s, %s)"
                     " ON CONFLICT (bucket) DO NOTHING",
-                    [bucket, now, now],
+                    [bucket, now, period],
                 )
                 position = self._position(cursor, connection, bucket, lock=self.lock_rows)
             assert position is not None
@@ -143,8 +143,8 @@ class DatabaseStore:
                 [bucket, slot, at],
             )
             cursor.execute(
-                f"UPDATE {windows} SET next_slot = %s, last_at = %s, expires_at = %s WHERE bucket = %s",
-                [(slot + 1) % limit, at, at + period, bucket],
+                f"UPDATE {windows} SET next_slot = %s, last_at = %s WHERE bucket = %s",
+                [(slot + 1) % limit, at, bucket],
             )
         return 0.0
 
@@ -172,7 +172,7 @@ class DatabaseStore:
         with transaction.atomic(using=alias), connection.cursor() as cursor:
             # Deleting the window rows first locks them (PostgreSQL): a concurrent take of one of them waits, then
             # finds it gone and starts afresh, after these slots are gone too.
-            cursor.execute(f"DELETE FROM {windows} WHERE expires_at < %s RETURNING bucket", [now])
+            cursor.execute(f"DELETE FROM {windows} WHERE last_at + period < %s RETURNING bucket", [now])
             buckets = [row[0] for row in cursor.fetchall()]
             for start in range(0, len(buckets), 500):
                 chunk = buckets[start : start + 500]
@@ -188,7 +188,7 @@ class PostgresStore(DatabaseStore):
     def take(self, bucket: str, limit: int, period: int, now: float) -> float:
         _alias, connection = self._connection()
         with connection.cursor() as cursor:
-            cursor.execute("SELECT mcpsite_rate_take(%s, %s, %s, %s)", [bucket, limit, float(period), now])
+            cursor.execute("SELECT mcpsite_rate_take(%s, %s, %s, %s)", [bucket, limit, period, now])
             return float(cursor.fetchone()[0])
 
 

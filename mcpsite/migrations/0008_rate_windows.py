@@ -9,7 +9,7 @@ import importlib
 from django.db import migrations, models
 
 RATE_TAKE = r"""
-CREATE OR REPLACE FUNCTION mcpsite_rate_take(p_bucket text, p_limit integer, p_period double precision,
+CREATE OR REPLACE FUNCTION mcpsite_rate_take(p_bucket text, p_limit integer, p_period integer,
                                              p_now double precision)
 RETURNS double precision LANGUAGE plpgsql VOLATILE AS $$
 -- One admission into the sliding window log of `p_bucket` at `p_now`: 0 when admitted, else the seconds until
@@ -23,7 +23,7 @@ BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     SELECT next_slot, greatest(last_at, p_now) INTO n, t FROM mcpsite_ratewindow WHERE bucket = p_bucket FOR UPDATE;
     IF NOT FOUND THEN
-        INSERT INTO mcpsite_ratewindow (bucket, next_slot, last_at, expires_at) VALUES (p_bucket, 0, p_now, p_now)
+        INSERT INTO mcpsite_ratewindow (bucket, next_slot, last_at, period) VALUES (p_bucket, 0, p_now, p_period)
         ON CONFLICT (bucket) DO NOTHING;
         SELECT next_slot, greatest(last_at, p_now) INTO n, t FROM mcpsite_ratewindow WHERE bucket = p_bucket
         FOR UPDATE;
@@ -34,12 +34,11 @@ BEGIN
     END IF;
     INSERT INTO mcpsite_rateslot (bucket, slot, at) VALUES (p_bucket, n, t)
     ON CONFLICT (bucket, slot) DO UPDATE SET at = EXCLUDED.at;
-    UPDATE mcpsite_ratewindow SET next_slot = (n + 1) % p_limit, last_at = t, expires_at = t + p_period
-    WHERE bucket = p_bucket;
+    UPDATE mcpsite_ratewindow SET next_slot = (n + 1) % p_limit, last_at = t WHERE bucket = p_bucket;
     RETURN 0;
 END $$
 """
-DROP_RATE_TAKE = "DROP FUNCTION IF EXISTS mcpsite_rate_take(text, integer, double precision, double precision)"
+DROP_RATE_TAKE = "DROP FUNCTION IF EXISTS mcpsite_rate_take(text, integer, integer, double precision)"
 
 
 def _cache_functions():
@@ -93,7 +92,7 @@ class Migration(migrations.Migration):
                 ("bucket", models.CharField(max_length=200, primary_key=True, serialize=False)),
                 ("next_slot", models.PositiveIntegerField(default=0)),
                 ("last_at", models.FloatField(help_text="Seconds since the epoch of the latest admission.")),
-                ("expires_at", models.FloatField(db_index=True)),
+                ("period", models.PositiveIntegerField()),
             ],
         ),
         migrations.RunPython(_create_rate_take, _drop_rate_take, elidable=False),
