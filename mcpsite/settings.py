@@ -441,7 +441,7 @@ OAUTH_ISSUER_URL = env_str("OAUTH_ISSUER_URL").rstrip("/")
 # Every token of one user shares one allowance, so refreshing (a new token) or connecting a second client does not
 # give more calls.
 OAUTH_TOKEN_RATE = env_str("OAUTH_TOKEN_RATE", MCP_DEFAULT_RATE)
-# Dynamic client registration (RFC 7591) is open: limited per client address (counted in the shared cache, so
+# Dynamic client registration (RFC 7591) is open: limited per client address (counted by the shared rate limiter, so
 # across processes), and each registration is bounded.
 OAUTH_REGISTRATION_RATE = env_str("OAUTH_REGISTRATION_RATE", "20/h")
 OAUTH_REGISTRATION_MAX_BYTES = int(env_raw("OAUTH_REGISTRATION_MAX_BYTES", 16 * 1024))

@@ -182,7 +182,7 @@ class DatabaseStore:
 
 
 class PostgresStore(DatabaseStore):
-    """A take is one call of the stored function `mcpsite_rate_take` (migration mcpsite 0008): the same steps as
+    """A take is one call of the stored function `mcpsite_rate_take` (migration mcpsite 0009): the same steps as
     DatabaseStore.take under the same row lock, in one round trip instead of six."""
 
     def take(self, bucket: str, limit: int, period: int, now: float) -> float:

@@ -69,7 +69,7 @@ def _drop_rate_take(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("mcpsite", "0007_cache_incr_function")]
+    dependencies = [("mcpsite", "0008_toolcall_outcome_input_required")]
 
     operations = [
         migrations.CreateModel(
