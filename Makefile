@@ -37,10 +37,11 @@ demo: venv messages
 	@trap 'kill 0' EXIT INT TERM; \
 	  $(PY) manage.py db_worker --queue-name '*' & \
 	  $(PY) manage.py reminders_scheduler --interval 30 & \
-	  $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --lifespan on --no-access-log
+	  HOST=$(HOST) PORT=$(PORT) WORKERS=1 scripts/serve
 
 # Production (docs/production.md): the environment names the database, Redis, hosts and secret; migrate alone
-# prepares a fresh database; N uvicorn worker processes serve it, stateless, behind any load balancer.
+# prepares a fresh database; N uvicorn worker processes serve it, stateless, behind any load balancer. Forwarded
+# headers are believed only from TRUSTED_PROXY_IPS (scripts/serve; default none).
 WORKERS ?= 2
 # Each worker writes its metrics under PROMETHEUS_MULTIPROC_DIR, emptied here before they start; /metrics sums them.
 METRICS_DIR ?= var/metrics
@@ -48,8 +49,7 @@ serve: venv messages
 	@$(PY) manage.py migrate --noinput -v 0
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
-	@PROMETHEUS_MULTIPROC_DIR=$(abspath $(METRICS_DIR)) $(VENV)/bin/uvicorn mcpsite.asgi:application --host $(HOST) --port $(PORT) --workers $(WORKERS) --http httptools \
-	  --lifespan on --no-access-log --proxy-headers
+	@PROMETHEUS_MULTIPROC_DIR=$(abspath $(METRICS_DIR)) HOST=$(HOST) PORT=$(PORT) WORKERS=$(WORKERS) scripts/serve  # X-Forwarded-For only from $$TRUSTED_PROXY_IPS
 
 test: venv system-deps messages
 	@scripts/run-tests

@@ -356,7 +356,7 @@ def _password_throttle(*, reservation_id: str, api_key) -> dict:
 
 
 def _take_attempt(throttle: dict) -> bool:
-    """Count this attempt before any hashing, atomically in the shared cache; False past the rate.
+    """Count this attempt before any hashing, atomically in the shared rate limiter; False past the rate.
 
     Counting first is what bounds the hashing: of 80 guesses sent at once, only the first `limit` counted are
     checked (counting after a wrong password let every guess that read the count before it was checked).

@@ -9,7 +9,10 @@ the MCP SDK sees the request:
 - the body must arrive within `HTTP_BODY_TIMEOUT_S` seconds (408);
 - the seed tool endpoints (`/rpc`, `/mcp/tools/*`, `/mcp/<group>/tools/*`) check the `Authorization` header's
   API key before reading a byte (401), and hand the key on in the scope so the view does not look it up again;
-- MCP responses get `X-Content-Type-Options: nosniff` and `X-Frame-Options: DENY` (Django adds them to its own).
+- MCP responses get `X-Content-Type-Options: nosniff` and `X-Frame-Options: DENY` (Django adds them to its own);
+- the `Host` header must name one of ALLOWED_HOSTS by Django's own rules, on every path and on WebSockets (400):
+  the MCP SDK's DNS-rebinding check matched `127.0.0.1:*` as a prefix, so `Host: 127.0.0.1:1@evil.com` reached
+  `/mcp` and was echoed into `WWW-Authenticate`.
 
 Refusals keep each endpoint's error shape: a JSON-RPC error object on `/rpc` and `/mcp`, `{"error": {…}}` on
 the REST endpoints.
@@ -21,8 +24,9 @@ import asyncio
 import re
 
 from django.conf import settings
+from django.http.request import split_domain_port, validate_host
 
-from .core.errors import ApplicationError, PayloadTooLarge, RequestTimeout
+from .core.errors import ApplicationError, InvalidRequest, PayloadTooLarge, RequestTimeout
 from .core.jsonutil import dumps
 from .mcp.auth import SCOPE_AUTHENTICATED_KEY, api_key_from_scope
 from .mcp.http import mcp_groups_for_path
@@ -53,12 +57,18 @@ class RequestGuard:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket" and not host_allowed(scope):
+            await receive()  # websocket.connect; closing before accepting answers the handshake with 403
+            await send({"type": "websocket.close", "code": 4400})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         kind = endpoint_kind(scope["path"])
         limit = settings.HTTP_MAX_BODY_BYTES if kind == OTHER else settings.MCP_MAX_BODY_BYTES
         try:
+            if not host_allowed(scope):
+                raise _Refused(InvalidRequest(data="Invalid Host header"))
             _check_declared_length(scope, limit)
             if kind in (RPC, REST):
                 scope = {**scope, SCOPE_AUTHENTICATED_KEY: await api_key_from_scope(scope)}
@@ -74,6 +84,21 @@ class RequestGuard:
         if kind == MCP:
             send = _with_headers(send, SECURITY_HEADERS)
         await self.app(scope, _replay(body, receive), send)
+
+
+def host_allowed(scope) -> bool:
+    """The request's host (`Host`, or `X-Forwarded-Host` when USE_X_FORWARDED_HOST) by HttpRequest.get_host's
+    rules: one of ALLOWED_HOSTS (with DEBUG and none set, the local names Django allows). No header: True, as
+    Django then uses the server's own name."""
+    headers = dict(scope.get("headers") or [])
+    raw = (settings.USE_X_FORWARDED_HOST and headers.get(b"x-forwarded-host")) or headers.get(b"host")
+    if raw is None:
+        return True
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    domain, _port = split_domain_port(raw.decode("latin-1"))
+    return bool(domain) and validate_host(domain, allowed)
 
 
 def _check_declared_length(scope, limit: int) -> None:

@@ -2,8 +2,8 @@
 
 The calendar feed's URL (`/calendar/<token>.ics`) is its only credential, and every access log writes the
 path: uvicorn's (`uvicorn.access`), gunicorn's (`gunicorn.access`), runserver's (`django.server`), and Django's
-own warnings (`Not Found: /calendar/….ics`). The filter rewrites the token in the record before any handler
-formats it.
+own warnings (`Not Found: /calendar/….ics`). The filter rewrites any path under `/calendar/` in the record before
+any handler formats it.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from __future__ import annotations
 import logging
 import re
 
-FEED_TOKEN = re.compile(r"(/calendar/)[^/?#\s\"]+(\.ics)")
-REDACTED = r"\1[redacted]\2"
+# Everything after `/calendar/` up to the end of the path (and its query): whatever the suffix, case or spelling
+# (`/calendar/<token>`, `.ICS`, `/calendar/./<token>.ics`, `%2F` for the slash), a 404 logs the token all the same.
+FEED_TOKEN = re.compile(r"(/calendar(?:/|%2f))[^\s\"']+", re.IGNORECASE)
+REDACTED = r"\1[redacted]"
 # Access loggers that servers configure with handlers of their own before Django starts; the filter is
 # added to them directly, since configuring them in LOGGING would replace those handlers.
 ACCESS_LOGGERS = ("uvicorn.access", "gunicorn.access", "django.server")

@@ -124,3 +124,34 @@ class ToolCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool} {self.outcome} ({self.request_id})"
+
+
+class RateWindow(models.Model):
+    """Where one rate's sliding window log stands for one counted value (mcpsite/core/limits.py).
+
+    A window of rate N per period keeps the times of its last N admissions in N ring slots (RateSlot);
+    `next_slot` is the oldest of them, the one the next admission would overwrite. Its row is the lock that
+    serialises a window's takes.
+    """
+
+    bucket = models.CharField(primary_key=True, max_length=200)
+    next_slot = models.PositiveIntegerField(default=0)
+    last_at = models.FloatField(help_text="Seconds since the epoch of the latest admission.")
+    # The rate's period in seconds: a period after last_at every slot is free, and the rows may be pruned. Not
+    # indexed, and no indexed column changes on a take, so PostgreSQL updates the row in place (HOT) on every call.
+    period = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return self.bucket
+
+
+class RateSlot(models.Model):
+    """One admission's time in a RateWindow's ring (seconds since the epoch)."""
+
+    pk = models.CompositePrimaryKey("bucket", "slot")
+    bucket = models.CharField(max_length=200)
+    slot = models.PositiveIntegerField()
+    at = models.FloatField()
+
+    def __str__(self) -> str:
+        return f"{self.bucket} #{self.slot}"

@@ -186,7 +186,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": env_str("SQLITE_TEST_NAME", "") or None}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Cache: shared between processes (rate limits). The database cache by default, Redis when set.
+# Cache: shared between processes. The database cache by default, Redis when set (which then also counts the
+# rate limits: mcpsite/core/limits.py).
 # URLs that may carry passwords are read into lower-case names: Django exposes only upper-case
 # settings (e.g. on DEBUG error pages), and the parsed forms below keep passwords under keys its
 # exception reporter masks.
@@ -213,12 +214,8 @@ if _redis_url:
     }
 else:
     CACHES = {
-        "default": {
-            "BACKEND": "mcpsite.cache.AtomicDatabaseCache",
-            "LOCATION": "mcpsite_cache",
-            # Django culls a database cache past 300 entries, which would evict live rate-limit counters.
-            "OPTIONS": {"MAX_ENTRIES": 100_000},
-        },
+        # Rate limits count in tables of their own (mcpsite/core/limits.py), not in this cache.
+        "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "mcpsite_cache"},
         # Resolved points: up to 10,000 per call, too many for row-per-key database writes; kept per
         # process here, shared through Redis when REDIS_URL is set.
         "geo": {
@@ -227,7 +224,6 @@ else:
             "OPTIONS": {"MAX_ENTRIES": 200_000},
         },
     }
-RATELIMIT_USE_CACHE = "default"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -332,10 +328,12 @@ MCP_REQUEST_STATE_TTL = float(env_raw("MCP_REQUEST_STATE_TTL", 600))
 MCP_PAGE_SIZE = int(env_raw("MCP_PAGE_SIZE", 50))
 # Worker threads for tool calls, per process: fast (database) tools and upstream-bound tools (resolve_points,
 # which waits on GaluchatAPI) have separate pools, and one key holds at most MCP_KEY_CONCURRENCY of them at once,
-# so a slow upstream or one busy key cannot starve the others.
+# of which at most MCP_KEY_UPSTREAM_THREADS in the upstream pool (a quarter of it by default), so a slow upstream
+# or a few busy keys cannot starve the others.
 MCP_TOOL_THREADS = int(env_raw("MCP_TOOL_THREADS", 12))
 MCP_UPSTREAM_THREADS = int(env_raw("MCP_UPSTREAM_THREADS", 8))
 MCP_KEY_CONCURRENCY = int(env_raw("MCP_KEY_CONCURRENCY", 4))
+MCP_KEY_UPSTREAM_THREADS = int(env_raw("MCP_KEY_UPSTREAM_THREADS", max(1, MCP_UPSTREAM_THREADS // 4)))
 # Threads serving Django's pages (admin, /rpc, REST, feeds) in each process (mcpsite/django_asgi.py); requests past
 # this many at once wait for a thread.
 DJANGO_REQUEST_THREADS = int(env_raw("DJANGO_REQUEST_THREADS", 64))
@@ -454,7 +452,7 @@ OAUTH_ISSUER_URL = env_str("OAUTH_ISSUER_URL").rstrip("/")
 # Every token of one user shares one allowance, so refreshing (a new token) or connecting a second client does not
 # give more calls.
 OAUTH_TOKEN_RATE = env_str("OAUTH_TOKEN_RATE", MCP_DEFAULT_RATE)
-# Dynamic client registration (RFC 7591) is open: limited per client address (counted in the shared cache, so
+# Dynamic client registration (RFC 7591) is open: limited per client address (counted by the shared rate limiter, so
 # across processes), and each registration is bounded.
 OAUTH_REGISTRATION_RATE = env_str("OAUTH_REGISTRATION_RATE", "20/h")
 OAUTH_REGISTRATION_MAX_BYTES = int(env_raw("OAUTH_REGISTRATION_MAX_BYTES", 16 * 1024))

@@ -265,7 +265,7 @@ def metadata_error(body: bytes) -> JsonResponse | None:
 class RegistrationView(DynamicClientRegistrationView):
     """RFC 7591 registration for authorization-code clients only (MCP clients are); other grant and response types
     are refused here with `invalid_client_metadata` rather than registered and then refused at every use. Limited
-    per client address (OAUTH_REGISTRATION_RATE, counted in the shared cache like the API keys' rates)."""
+    per client address (OAUTH_REGISTRATION_RATE, counted by the shared rate limiter like the API keys' rates)."""
 
     def post(self, request, *args, **kwargs):
         address = request.META.get("REMOTE_ADDR") or "unknown"

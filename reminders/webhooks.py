@@ -16,9 +16,6 @@ from urllib.parse import urlsplit
 import requests
 from django.conf import settings
 from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 # One text for every refusal: saying "private" for one name and "does not resolve" for another would tell staff
 # which internal names exist.
@@ -40,12 +37,28 @@ def getaddrinfo(host: str, port: int) -> list[tuple]:
     return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
 
 
+# IPv6 ranges that carry an IPv4 address in their last 32 bits, which a translator or the host's own stack may
+# reach: NAT64's well-known prefix (RFC 6052), the IPv4-compatible (deprecated, RFC 4291) and the SIIT-translated
+# (RFC 2765) forms. IPv4-mapped (::ffff:0:0/96), 6to4 and Teredo are read by the ipaddress module itself.
+_EMBEDDING_IPV4 = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::/96", "::ffff:0:0:0/96"))
+# Local-use NAT64 (RFC 8215): a site's own translator, which may embed an IPv4 address at any prefix length.
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address `ip` stands for (to a translator, a tunnel or the local stack)."""
+    embedded = [ip.ipv4_mapped, ip.sixtofour, *(ip.teredo or ())]
+    if any(ip in network for network in _EMBEDDING_IPV4):
+        embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return [address for address in embedded if address is not None]
+
+
 def address_allowed(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone (fe80::1%eth0) is link-local anyway
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
-        if embedded is not None and not address_allowed(str(embedded)):
-            return False
+    if isinstance(ip, ipaddress.IPv6Address) and (
+        ip in _LOCAL_NAT64 or not all(address_allowed(str(v4)) for v4 in _embedded_ipv4(ip))
+    ):
+        return False
     # is_global is False for private, loopback, link-local, shared (100.64/10), reserved and unspecified
     # addresses; multicast addresses can still be "global".
     return ip.is_global and not ip.is_multicast
@@ -64,8 +77,9 @@ def resolve_checked(host: str, port: int) -> list[tuple]:
     return infos
 
 
-def webhook_url_validate(url: str) -> None:
-    """Raise WebhookTargetRefused unless `url` is http(s) to a host whose every address is public."""
+def webhook_url_validate(url: str) -> list[str]:
+    """The addresses of `url`'s host; WebhookTargetRefused unless `url` is http(s) to a host whose every address is
+    public."""
     parts = urlsplit(url)
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -73,53 +87,47 @@ def webhook_url_validate(url: str) -> None:
         raise WebhookTargetRefused() from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise WebhookTargetRefused()
-    resolve_checked(parts.hostname, port)
-
-
-class _CheckedConnectionMixin:
-    """Resolve, check, then connect to the checked address (TLS still verifies the certificate for the name)."""
-
-    def _new_conn(self):
-        name = self._dns_host
-        error = None
-        for *_family, sockaddr in resolve_checked(name, self.port):
-            self._dns_host = sockaddr[0]  # only the connect uses it; Host header and SNI use the URL's name
-            try:
-                return super()._new_conn()
-            except (NewConnectionError, ConnectTimeoutError) as exc:
-                error = exc
-            finally:
-                self._dns_host = name
-        raise error
-
-
-class _CheckedHTTPConnection(_CheckedConnectionMixin, HTTPConnection):
-    pass
-
-
-class _CheckedHTTPSConnection(_CheckedConnectionMixin, HTTPSConnection):
-    pass
-
-
-class _CheckedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _CheckedHTTPConnection
-
-
-class _CheckedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _CheckedHTTPSConnection
+    return list(dict.fromkeys(info[4][0] for info in resolve_checked(parts.hostname, port)))
 
 
 class CheckedAdapter(HTTPAdapter):
-    def init_poolmanager(self, *args, **kwargs):
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _CheckedHTTPPool, "https": _CheckedHTTPSPool}
+    """Connects to `address` (one that resolve_checked allowed) whatever the URL's host, through requests' public
+    extension point for the connection pool's key: the pool's host is the address; TLS still verifies the
+    certificate for the URL's host name and sends it as SNI (urllib3's server_hostname, assert_hostname)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = f"[{address}]" if ":" in address else address
+        super().__init__(max_retries=0)
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        name = host_params["host"].strip("[]")
+        if host_params["scheme"] == "https":
+            pool_kwargs = {**pool_kwargs, "server_hostname": name, "assert_hostname": name}
+        return {**host_params, "host": self.address}, pool_kwargs
 
 
 def webhook_post(url: str, *, json: dict, headers: dict, timeout) -> requests.Response:
-    """POST to a webhook; raises WebhookTargetRefused before any connection to a refused target."""
-    webhook_url_validate(url)  # a clear refusal first; the connection checks again what it connects to
-    with requests.Session() as session:
-        session.trust_env = False  # no proxy from the environment: the checked address is the one connected to
-        session.mount("http://", CheckedAdapter())
-        session.mount("https://", CheckedAdapter())
-        return session.post(url, json=json, headers=headers, timeout=timeout, allow_redirects=False)
+    """POST to a webhook; raises WebhookTargetRefused before any connection to a refused target.
+
+    The name is resolved once, by the check; the connection goes to an address of that answer (the next one when
+    a connection cannot be made), never to a second lookup, so DNS rebinding cannot steer it elsewhere."""
+    addresses = webhook_url_validate(url)
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]  # the Host header: the URL's host and port, never its userinfo
+    error: requests.ConnectionError | None = None
+    for address in addresses:
+        with requests.Session() as session:
+            session.trust_env = False  # no proxy from the environment: the checked address is the one connected to
+            session.mount("http://", CheckedAdapter(address))
+            session.mount("https://", CheckedAdapter(address))
+            try:
+                return session.post(
+                    url, json=json, headers={**headers, "Host": host}, timeout=timeout, allow_redirects=False
+                )
+            except requests.exceptions.SSLError:  # connected: the answer is this address's
+                raise
+            except requests.ConnectionError as exc:  # this address took no connection (or timed out): the next one
+                error = exc
+    assert error is not None
+    raise error

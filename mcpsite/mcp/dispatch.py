@@ -29,11 +29,11 @@ from django.utils import timezone
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from mcpsite.cache import commit_without_flush_wait
 from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, RateLimited, ScopeDenied, UnknownTool
 from mcpsite.core.jsonutil import to_jsonable
 from mcpsite.core.limits import enforce_api_key_rate
+from mcpsite.db import commit_without_flush_wait
 from mcpsite.models import ToolCall
 from mcpsite.tracing import tracer
 
@@ -470,25 +470,40 @@ _call_in_upstream_thread = in_worker_thread(call_tool, kind="upstream")
 alist_tools = in_worker_thread(list_tools)
 arecord_refused_call = in_worker_thread(record_refused_call)
 
-# Per process and event loop: how many calls each key has in worker threads now (bounded by MCP_KEY_CONCURRENCY;
-# the rest wait on the event loop, holding no thread).
+# Per process and event loop: how many calls each key has in worker threads now (bounded by MCP_KEY_CONCURRENCY),
+# and of those in the upstream pool (bounded by MCP_KEY_UPSTREAM_THREADS); the rest wait on the event loop,
+# holding no thread.
 _key_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_key_upstream_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _per_key(table: weakref.WeakKeyDictionary, api_key, size: int) -> asyncio.Semaphore | contextlib.nullcontext:
+    if api_key is None:  # stdio and other trusted local callers
+        return contextlib.nullcontext()
+    slots = table.setdefault(asyncio.get_running_loop(), {})
+    if api_key.pk not in slots:
+        slots[api_key.pk] = asyncio.Semaphore(size)
+    return slots[api_key.pk]
 
 
 def key_slot(api_key) -> asyncio.Semaphore | contextlib.nullcontext:
     """One of the key's MCP_KEY_CONCURRENCY slots: hold it while the key's work holds a worker thread."""
-    if api_key is None:
-        return contextlib.nullcontext()
-    slots = _key_slots.setdefault(asyncio.get_running_loop(), {})
-    if api_key.pk not in slots:
-        slots[api_key.pk] = asyncio.Semaphore(settings.MCP_KEY_CONCURRENCY)
-    return slots[api_key.pk]
+    return _per_key(_key_slots, api_key, settings.MCP_KEY_CONCURRENCY)
+
+
+def key_upstream_slot(api_key) -> asyncio.Semaphore | contextlib.nullcontext:
+    """One of the key's MCP_KEY_UPSTREAM_THREADS slots in the upstream pool: two keys with MCP_KEY_CONCURRENCY
+    calls each stuck on a dead upstream filled the whole pool, and every other tenant's geo call waited."""
+    return _per_key(_key_upstream_slots, api_key, settings.MCP_KEY_UPSTREAM_THREADS)
 
 
 async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
     """`call_tool` from async code: in the upstream pool for upstream-bound tools, else the tool pool; at most
-    MCP_KEY_CONCURRENCY of one key's calls hold threads at once."""
+    MCP_KEY_CONCURRENCY of one key's calls hold threads at once, MCP_KEY_UPSTREAM_THREADS of them upstream ones."""
     spec = registry.get(name) if isinstance(name, str) else None
-    run = _call_in_upstream_thread if spec is not None and spec.upstream else _call_in_tool_thread
+    if spec is not None and spec.upstream:
+        # The upstream share first: a call waiting for it holds none of the key's other slots.
+        async with key_upstream_slot(ctx.api_key), key_slot(ctx.api_key):
+            return await _call_in_upstream_thread(ctx, name, arguments, groups)
     async with key_slot(ctx.api_key):
-        return await run(ctx, name, arguments, groups)
+        return await _call_in_tool_thread(ctx, name, arguments, groups)

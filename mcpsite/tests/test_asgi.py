@@ -121,3 +121,67 @@ def test_every_check_of_the_project_runs_at_startup_or_needs_the_database():
     ours = [c for c in ours if ".venv" not in Path(inspect.getsourcefile(c) or "").parts]
     assert len(ours) >= 6
     assert [c.__qualname__ for c in ours if not {SETTINGS, Tags.database} & set(c.tags)] == []
+
+
+HOSTILE_HOSTS = [
+    b"127.0.0.1:18100@evil.com",
+    b"evil.com",
+    b"127.0.0.1:80/x",
+    b"127.0.0.1:1 evil.com",
+    b"localhost.evil.com",
+]
+
+
+@pytest.fixture
+async def running_application():
+    """The site's ASGI application (guard included) with its lifespan started, so /mcp answers."""
+    from mcpsite.guard import RequestGuard
+
+    application = RequestGuard(Application())  # a session manager runs once: a new one per test
+    lifespan = ApplicationCommunicator(application, {"type": "lifespan"})
+    await lifespan.send_input({"type": "lifespan.startup"})
+    assert (await lifespan.receive_output(5))["type"] == "lifespan.startup.complete"
+    yield application
+    await lifespan.send_input({"type": "lifespan.shutdown"})
+    await lifespan.receive_output(5)
+
+
+async def _request(app, path: str, host: bytes, method: str = "POST") -> tuple[dict, bytes]:
+    scope = {"type": "http", "method": method, "path": path, "headers": [(b"host", host)], "query_string": b"",
+             "server": ("127.0.0.1", 18100), "scheme": "http"}  # fmt: skip
+    http = ApplicationCommunicator(app, scope)
+    await http.send_input({"type": "http.request", "body": b"{}", "more_body": False})
+    start = await http.receive_output(10)
+    body = (await http.receive_output(10))["body"]
+    return start, body
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("host", HOSTILE_HOSTS)
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/cinema", "/rpc", "/mcp/tools/list_movies", "/admin/login/", "/healthz"])
+async def test_a_host_outside_allowed_hosts_is_refused_on_every_path_before_anything_echoes_it(
+    running_application, path, host
+):
+    start, body = await _request(running_application, path, host)
+    assert start["status"] == 400
+    assert json.loads(body)["error"]["data"] == "Invalid Host header"
+    assert b"evil" not in b"".join(value for _name, value in start["headers"]) + body
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_allowed_host_with_any_port_still_reaches_mcp(running_application):
+    start, _body = await _request(running_application, "/mcp", b"127.0.0.1:18100")
+    assert start["status"] == 401  # no credential: the MCP endpoint answered
+    challenge = dict(start["headers"])[b"www-authenticate"]
+    assert b"127.0.0.1:18100" in challenge
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_websocket_with_a_host_outside_allowed_hosts_is_refused():
+    from mcpsite.routing import application
+
+    scope = {"type": "websocket", "path": "/ws", "headers": [(b"host", b"127.0.0.1:1@evil.com")], "query_string": b"",
+             "subprotocols": []}  # fmt: skip
+    ws = ApplicationCommunicator(application, scope)
+    await ws.send_input({"type": "websocket.connect"})
+    assert (await ws.receive_output(5))["type"] == "websocket.close"

@@ -61,11 +61,15 @@ def test_slow_bodies_time_out_and_another_key_is_served_meanwhile(site):
 
 
 def test_the_calendar_feed_token_stays_out_of_the_access_log(site):
+    """Any path under /calendar/, the 404 variants too (no suffix, `.ICS`, a dot segment, an encoded slash)."""
     token = f"feedsecret{uuid.uuid4().hex}"
-    response = httpx2.get(f"{site.url}/calendar/{token}.ics", timeout=30)
-    assert response.status_code == 404
-    httpx2.get(f"{site.url}/healthz", timeout=30)  # a later line, so the feed's line has been written
+    variants = [f"/calendar/{token}.ics", f"/calendar/{token}", f"/calendar/{token}.ICS", f"/calendar/./{token}.ics",
+                f"/calendar%2F{token}.ics", f"/CALENDAR/{token}.ics"]  # fmt: skip
+    for variant in variants:
+        response = httpx2.get(httpx2.URL(site.url).copy_with(raw_path=variant.encode()), timeout=30)
+        assert response.status_code == 404
+    httpx2.get(f"{site.url}/healthz", timeout=30)  # a later line, so the feed's lines have been written
     port = site.url.rsplit(":", 1)[1]
     log = (Path(site.env["MCPSITE_VAR_DIR"]) / f"uvicorn-{port}.log").read_text()
-    assert "GET /calendar/[redacted].ics" in log  # the access log is on, and wrote the line
+    assert "GET /calendar/[redacted]" in log  # the access log is on, and wrote the line
     assert token not in log

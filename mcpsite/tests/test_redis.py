@@ -5,6 +5,7 @@ Rate limits counted by django-redis are exact, and two uvicorn processes share o
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import time
@@ -14,11 +15,12 @@ import pytest
 from django.core.cache import caches
 from django.test import override_settings
 
+from mcpsite.core import limits
 from mcpsite.core.limits import over_limit
 from mcpsite.settings import _redis_cache
 
+from .concurrency import run_together
 from .live import free_port, live_site
-from .ratewindow import start_in_a_fresh_window
 
 
 @pytest.fixture(scope="module")
@@ -49,13 +51,47 @@ def redis_url(tmp_path_factory):
     proc.wait(timeout=10)
 
 
-def test_rate_limit_counts_exactly_in_redis(redis_url):
+@pytest.fixture
+def redis_limits(redis_url):
+    """The rate limiter counts in Redis (what REDIS_URL sets up), from empty."""
     with override_settings(CACHES={"default": _redis_cache(redis_url)}):
         assert type(caches["default"]).__name__ == "RedisCache"
         caches["default"].clear()
-        start_in_a_fresh_window("k", "10/m")
-        hits = [over_limit(group="t", key="k", rate="10/m") for _ in range(12)]
+        assert isinstance(limits.limiter.store(), limits.RedisStore)
+        yield
+
+
+def test_rate_limit_counts_exactly_in_redis(redis_limits):
+    hits = [over_limit(group="t", key="k", rate="10/m") for _ in range(12)]
     assert hits == [False] * 10 + [True, True]
+
+
+def test_redis_admits_at_most_the_rate_in_any_window_and_says_how_long_to_wait(redis_limits, rate_clock):
+    start, admitted = rate_clock.now, []
+    for i in range(200):
+        rate_clock.now = start + i * 51 / 199
+        if not over_limit(group="t", key="spread", rate="100/m"):
+            admitted.append(rate_clock.now)
+    assert len(admitted) == 100 and admitted[-1] - admitted[0] < 60
+    assert limits.retry_after(group="t", key="spread", rate="100/m") == math.ceil(admitted[0] + 60 - rate_clock.now)
+    rate_clock.now = admitted[0] + 60
+    assert limits.retry_after(group="t", key="spread", rate="100/m") is None
+    assert [over_limit(group="t", key="spread", rate="100/m") for _ in range(2)] == [False, True]
+
+
+def test_redis_gives_back_a_slot(redis_limits, rate_clock):
+    throttle = {"group": "t", "key": "give", "rate": "2/15m"}
+    assert [over_limit(**throttle) for _ in range(2)] == [False, False]
+    limits.give_back(**throttle)
+    assert [over_limit(**throttle) for _ in range(2)] == [False, True]
+
+
+def test_concurrent_takes_in_redis_admit_exactly_the_rate(redis_limits):
+    def take(_n):
+        return sum(not over_limit(group="t", key="race", rate="50/m") for _ in range(15))
+
+    admitted, errors = run_together(take, 8)
+    assert errors == [] and sum(admitted) == 50
 
 
 def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
@@ -63,7 +99,6 @@ def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
         site.env["REDIS_URL"] = redis_url
         first, second = site.start_server(), site.start_server()
         key, pk = site.create_api_key("redis-limited", "--rate", "6/m")
-        start_in_a_fresh_window(pk, "6/m")
         codes = []
         for i in range(8):
             response = httpx2.post(

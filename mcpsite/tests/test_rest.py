@@ -4,8 +4,6 @@ import pytest
 
 from mcpsite.core.errors import MissingCredentials
 
-from .ratewindow import start_in_a_fresh_window
-
 pytestmark = pytest.mark.django_db
 
 
@@ -62,7 +60,6 @@ def test_scope_outside_the_key_is_403(http_post, make_api_key):
 
 def test_rate_limited_call_is_429_with_retry_after(http_post, make_api_key):
     key, raw = make_api_key(rate="1/h")
-    start_in_a_fresh_window(key.pk, "1/h")
     call = {"name": "test_echo", "arguments": {"text": "a"}}
     assert http_post("/mcp/tools/call", call, raw_key=raw).status_code == 200
     refused = http_post("/mcp/tools/call", call, raw_key=raw)

@@ -24,7 +24,6 @@ from mcpsite.models import ApiKey, ToolCall
 from mcpsite.routing import Application
 
 from .live import AlternatingProxy, live_site, mcp_session
-from .ratewindow import start_in_a_fresh_window
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -93,8 +92,7 @@ async def test_initialize_counts_against_the_key(make_api_key):
     """A 3/min key gets its third initialize and a 429 for the fourth (initialize was not counted: one key opened
     9,994 sessions in 76 s); another key is still served."""
     make = sync_to_async(make_api_key)
-    (key, raw), (_other, other_raw) = await make(rate="3/m"), await make(name="other")
-    start_in_a_fresh_window(key.pk, "3/m")
+    (_key, raw), (_other, other_raw) = await make(rate="3/m"), await make(name="other")
     async with running_site() as app:
         statuses = [(await request(app, raw, INITIALIZE))[0] for _ in range(4)]
         other_status, _, _ = await request(app, other_raw, INITIALIZE)
@@ -327,7 +325,8 @@ def stuck_upstream_tool():
 @pytest.mark.django_db(transaction=True)
 async def test_calls_stuck_on_a_dead_upstream_do_not_starve_other_tenants(make_api_key, stuck_upstream_tool):
     """24 resolve-like calls hang on the upstream; another key's fast call still answers, and the stuck key holds at
-    most MCP_KEY_CONCURRENCY threads. (All calls shared one 6-thread pool: the fast call waited for the upstream.)"""
+    most its MCP_KEY_UPSTREAM_THREADS share of the upstream pool. (All calls shared one 6-thread pool: the fast call
+    waited for the upstream.)"""
     from django.conf import settings
 
     release, entered = stuck_upstream_tool
@@ -336,19 +335,65 @@ async def test_calls_stuck_on_a_dead_upstream_do_not_starve_other_tenants(make_a
     attack_ctx = dispatch.call_context(transport="test", api_key=attacker)
     stuck = [asyncio.ensure_future(dispatch.acall_tool(attack_ctx, "test_stuck_upstream", {})) for _ in range(24)]
     try:
-        for _ in range(settings.MCP_KEY_CONCURRENCY):  # the attacker's calls that got a thread
+        for _ in range(settings.MCP_KEY_UPSTREAM_THREADS):  # the attacker's calls that got a thread
             assert await anyio.to_thread.run_sync(entered.acquire, True, 20)
         tenant_ctx = dispatch.call_context(transport="test", api_key=tenant)
         fast = await asyncio.wait_for(dispatch.acall_tool(tenant_ctx, "test_echo", {"text": "hi"}), 20)
         # The tenant's own upstream-bound call gets a thread too: the attacker holds only its per-key share.
         tenant_stuck = asyncio.ensure_future(dispatch.acall_tool(tenant_ctx, "test_stuck_upstream", {}))
         assert await anyio.to_thread.run_sync(entered.acquire, True, 20)
-        assert not entered.acquire(blocking=False)  # no fifth attacker call is in a thread
+        assert not entered.acquire(blocking=False)  # no further attacker call is in a thread
     finally:
         release.set()
     results = await asyncio.wait_for(asyncio.gather(*stuck, tenant_stuck), 60)
     assert fast.data == {"echo": "hi", "transport": "test"}
     assert all(result.data == {"ok": True} for result in results)
+
+
+async def _third_tenant_gets_an_upstream_thread(make_api_key, stuck_upstream_tool) -> bool:
+    """Two keys each send 2 x MCP_KEY_CONCURRENCY calls that hang on the upstream; does a third key's upstream-bound
+    call reach a thread?"""
+    from django.conf import settings
+
+    release, entered = stuck_upstream_tool
+    make = sync_to_async(make_api_key)
+    keys = [(await make(name=f"tenant{i}", rate="1000/m"))[0] for i in range(3)]
+    contexts = [dispatch.call_context(transport="test", api_key=key) for key in keys]
+    calls = [
+        asyncio.ensure_future(dispatch.acall_tool(ctx, "test_stuck_upstream", {}))
+        for ctx in contexts[:2]
+        for _ in range(2 * settings.MCP_KEY_CONCURRENCY)
+    ]
+    try:
+        held = min(2 * settings.MCP_KEY_UPSTREAM_THREADS, settings.MCP_UPSTREAM_THREADS)
+        for _ in range(held):  # the two keys' calls that got a thread
+            assert await anyio.to_thread.run_sync(entered.acquire, True, 20)
+        calls.append(asyncio.ensure_future(dispatch.acall_tool(contexts[2], "test_stuck_upstream", {})))
+        third_got_through = await anyio.to_thread.run_sync(entered.acquire, True, 3)
+    finally:
+        release.set()
+    results = await asyncio.wait_for(asyncio.gather(*calls), 60)
+    assert all(result.data == {"ok": True} for result in results)
+    return third_got_through
+
+
+@pytest.mark.postgres  # concurrent writers (rate counters): SQLite's shared-cache test database refuses them
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_two_keys_stuck_upstream_leave_a_third_key_its_share_of_the_upstream_pool(
+    make_api_key, stuck_upstream_tool
+):
+    assert await _third_tenant_gets_an_upstream_thread(make_api_key, stuck_upstream_tool)
+
+
+@pytest.mark.postgres
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_control_without_an_upstream_share_two_keys_fill_the_pool(make_api_key, stuck_upstream_tool, settings):
+    """Each key's upstream calls bounded only by MCP_KEY_CONCURRENCY (as before): 2 x 4 fill the 8 threads."""
+    settings.MCP_KEY_UPSTREAM_THREADS = settings.MCP_KEY_CONCURRENCY
+    assert settings.MCP_UPSTREAM_THREADS <= 2 * settings.MCP_KEY_CONCURRENCY
+    assert not await _third_tenant_gets_an_upstream_thread(make_api_key, stuck_upstream_tool)
 
 
 @pytest.mark.postgres  # concurrent writers (rate counters): SQLite's shared-cache test database refuses them
@@ -449,7 +494,6 @@ def test_two_servers_behind_an_alternating_proxy(tmp_path):
         with proxy as proxy_url:
             outcomes = sessions(f"{proxy_url}/mcp", site.key, 6)
             limited_key, limited_pk = site.create_api_key("limited", "--scopes", "all", "--rate", "10/m")
-            start_in_a_fresh_window(limited_pk, "10/m")
 
             async def burst():
                 headers = {"Authorization": f"Bearer {limited_key}", "Accept": "application/json, text/event-stream"}

@@ -18,7 +18,6 @@ from mcpsite.mcp import dispatch
 from mcpsite.mcp.server import build_server
 from mcpsite.models import ToolCall
 from mcpsite.tests.concurrency import needs_concurrent_writers
-from mcpsite.tests.ratewindow import start_in_a_fresh_window
 from reminders.models import Message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -263,7 +262,6 @@ def test_refused_states_count_against_the_key_and_are_audited(caller, contacts, 
     question and two refusals, then 429) and audited, as any call is."""
     settings.MCP_AUDIT_FLUSH_SECONDS = 0
     caller.api_key = make_api_key(name="three a minute", rate="3/m")[0]
-    start_in_a_fresh_window(caller.api_key.pk, "3/m")
     forged = tampered(ask(caller).request_state)
     first, second, third = (call(caller, answer=ACCEPT, state=forged) for _ in range(3))
     assert refused(first) and refused(second)

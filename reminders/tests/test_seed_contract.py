@@ -17,7 +17,6 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcpsite.mcp import registry
-from mcpsite.tests.ratewindow import start_in_a_fresh_window
 
 from .conftest import future
 from .ws_client import exchange
@@ -189,7 +188,6 @@ def test_seed_authentication_error():
 @pytest.mark.django_db(transaction=True)
 def test_seed_rate_limit_error(make_api_key):
     key, raw = make_api_key(scopes=["reminders"], rate="1/m")
-    start_in_a_fresh_window(key.pk, "1/m")
     first, second = exchange(raw, [SEED_TOOL_MESSAGE, SEED_TOOL_MESSAGE])[0]
     assert_ok(first["result"], "evt_")
     assert second == SEED_429
