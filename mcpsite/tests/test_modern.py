@@ -14,7 +14,6 @@ from mcpsite.mcp import subscriptions
 from mcpsite.mcp.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
 from .modern import VERSION, Exchange, envelope, exchange, routing_headers
-from .ratewindow import start_in_a_fresh_window
 from .test_serving import running_site
 
 pytestmark = [pytest.mark.anyio, pytest.mark.django_db(transaction=True)]
@@ -196,12 +195,11 @@ async def test_2025_11_25_keeps_json_and_its_own_transport(api_key):
     assert routing_headers(ECHO)[2] == (b"mcp-name", b"test_echo")
 
 
-async def test_a_call_is_one_request_of_the_keys_rate(make_api_key):
+async def test_a_call_is_one_request_of_the_keys_rate(make_api_key, rate_clock):
     """The SDK checks `Mcp-Param-*` headers against the tool's schema; asked through tools/list, it cost every
     2026-07-28 call a second request of the key's rate (and a third of its throughput, bench_serving): a 3/min key
     got one call and a 429."""
     key, raw = await sync_to_async(make_api_key)(rate="3/m")
-    start_in_a_fresh_window(key.pk, "3/m")
     async with running_site() as app:
         answers = [await exchange(app, raw, ECHO) for _ in range(4)]
     assert ["result" in body for _status, _headers, body in answers] == [True, True, True, False]
