@@ -15,15 +15,17 @@ import json
 import logging
 import secrets
 import threading
+import warnings
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
 
-from .interaction import Confirmation, InputRequired, Interaction
+from .interaction import Confirmation, Elicitation, InputRequired, Interaction
 from .registry import CallContext
 
 logger = logging.getLogger("mcpsite.mcp")
@@ -89,11 +91,35 @@ class SessionInteraction(Interaction):
     def asked(self) -> bool:
         return self._asked
 
+    def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation:
+        answer = self._run(self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id))
+        return Elicitation(Confirmation(answer.action), answer.content)
+
+    def sample(self, prompt: str, max_tokens: int) -> str:
+        capabilities = self._ctx.session.client_capabilities
+        if not (capabilities and capabilities.sampling is not None and self._ctx.session.can_send_request):
+            raise RuntimeError("The client offers no sampling on this request")
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+        answer = self._run(
+            self._ctx.session.create_message([message], max_tokens=max_tokens, related_request_id=self._ctx.request_id)
+        )
+        return answer.content.text if isinstance(answer.content, types.TextContent) else ""
+
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         try:
             self._run(self._ctx.session.report_progress(done, total, message))
         except Exception:  # progress is informative; a closed stream must not fail the call
             logger.debug("Progress notification not delivered", exc_info=True)
+
+    def log(self, level: str, data: object) -> None:
+        try:
+            with warnings.catch_warnings():
+                # notifications/message is deprecated in 2026-07-28; the SDK sends it only where the request asked.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                message = self._ctx.session.send_log_message(level, data, related_request_id=self._ctx.request_id)
+            self._run(message)
+        except Exception:  # like progress: informative only
+            logger.debug("Log notification not delivered", exc_info=True)
 
     def cancelled(self) -> bool:
         return self._cancelled.is_set()

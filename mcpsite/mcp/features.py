@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
 from mcpsite.models import ToolCall
 
-from . import dispatch, prompts, resources, subscriptions
+from . import content, dispatch, prompts, resources, subscriptions
 from .completion import completion_run
 from .registry import CallContext
 from .wire import INTERNAL_ERROR, INVALID_PARAMS, jsonrpc_code
@@ -106,8 +106,8 @@ def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
     return spec, variables
 
 
-def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[str, str]:
-    """(MIME type, text) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
+def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[str, str | bytes]:
+    """(MIME type, text or bytes) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
     `resources/read <name>`, or `resources/read` for a URI that names none): a read can hold what a tool would
     return (a balance sheet, a seat map), so staff see who read what, when, and how it ended."""
     started = time.perf_counter()
@@ -216,14 +216,13 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = context_for(ctx)
-        mime_type, text = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
-        contents = types.TextResourceContents(uri=params.uri, mime_type=mime_type, text=text)
-        return types.ReadResourceResult(contents=[contents])
+        mime_type, body = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
+        return types.ReadResourceResult(contents=[content.resource_contents(params.uri, mime_type, body)])
 
     async def on_subscribe_resource(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         call_ctx, groups = context_for(ctx)
         spec, _variables = _find_resource(params.uri, call_ctx, groups)
-        if not getattr(spec, "subscribable", False):
+        if not spec.subscribable:
             raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
         # Refuse a subscription to what does not exist (an unknown show): read it once (audited as a read).
         await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
@@ -276,11 +275,12 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
             )
             raise MCPError(code=INVALID_PARAMS, message=f"Prompt {spec.name}: {'; '.join(problems)}")
         try:
-            text = spec.render({k: str(v).strip() for k, v in arguments.items()})
+            rendered = spec.render({k: str(v).strip() for k, v in arguments.items()})
         except ApplicationError as exc:  # an argument the prompt cannot use (a month that is not YYYY-MM)
             raise _protocol_error(exc) from None
-        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
-        return types.GetPromptResult(description=spec.description, messages=[message])
+        blocks = [content.text(rendered)] if isinstance(rendered, str) else rendered
+        messages = [types.PromptMessage(role="user", content=block) for block in blocks]  # type: ignore[arg-type]
+        return types.GetPromptResult(description=spec.description, messages=messages)
 
     def _completer(ref, argument: str, call_ctx: CallContext, groups: list[str] | None):
         """The argument's completer; None (nothing to suggest) for what this caller cannot see or that has none.

@@ -1,4 +1,5 @@
-"""What a tool may ask of the client during one call: a confirmation, progress, whether it was cancelled.
+"""What a tool may ask of the client during one call: a confirmation, progress, log messages, whether it was
+cancelled.
 
 Tools call `ctx.interaction` (registry.CallContext); transports that cannot do any of it (seed JSON-RPC, REST,
 WebSocket) leave the default `NO_INTERACTION`, so a tool behaves exactly as its seed says. The MCP server builds a
@@ -10,6 +11,8 @@ protocol 2026-07-28) from the SDK's request context. Nothing here imports the SD
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from typing import Any
 
 
 class Confirmation(enum.StrEnum):
@@ -18,6 +21,14 @@ class Confirmation(enum.StrEnum):
     ACCEPT = "accept"
     DECLINE = "decline"
     CANCEL = "cancel"
+
+
+@dataclass(frozen=True)
+class Elicitation:
+    """The client's answer to a form: its action and, on accept, the values entered."""
+
+    action: Confirmation
+    content: dict[str, Any] | None = None
 
 
 class InputRequired(Exception):  # noqa: N818 (not an error: the call's first answer is a question)
@@ -40,6 +51,16 @@ class Interaction:
         """Ask the user to confirm `message`. May raise `InputRequired` (the answer comes with a retry)."""
         raise RuntimeError("This call cannot ask the user; check can_confirm() first")
 
+    def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation:
+        """Ask the user to fill in a form (MCP elicitation, `schema` a flat JSON Schema object). Like `confirm`,
+        only where `can_confirm()`."""
+        raise RuntimeError("This call cannot ask the user; check can_confirm() first")
+
+    def sample(self, prompt: str, max_tokens: int) -> str:
+        """The client's model's answer to `prompt` (MCP sampling), where the client offers sampling; else
+        RuntimeError."""
+        raise RuntimeError("This call cannot ask the client's model")
+
     def asked(self) -> bool:
         """Whether `confirm()` gave an answer in this call (the dispatcher checks that a tool declared `confirm`
         asked whenever it could)."""
@@ -56,6 +77,11 @@ class Interaction:
 
     def cancelled(self) -> bool:
         return False
+
+    def log(self, level: str, data: object) -> None:
+        """A log message for the client (MCP `notifications/message`, `level` one of RFC 5424's names: "info",
+        "warning", ...), where the client asked for them; elsewhere dropped."""
+        return None
 
 
 NO_INTERACTION = Interaction()

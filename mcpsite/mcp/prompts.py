@@ -1,7 +1,8 @@
 """The prompt registry: each app declares its reusable workflows once, in `<app>/prompts.py`.
 
 A prompt belongs to a tool group (a key sees the prompts of the groups it may use), names its arguments (each
-optionally completed from live data) and renders to one user message from the arguments.
+optionally completed from live data) and renders to one user message from the arguments: its text, or a list of
+content blocks (`content.py`: an image, an embedded resource, ...), one user message each.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from mcpsite.core.scopes import tool_group_validate
 
 from .completion import Completer
+from .content import Block
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class PromptSpec:
     title: str
     description: str
     arguments: tuple[PromptArgument, ...]
-    render: Callable[[dict[str, str]], str]
+    render: Callable[[dict[str, str]], str | list[Block]]
 
     def argument(self, name: str) -> PromptArgument | None:
         return next((a for a in self.arguments if a.name == name), None)
@@ -39,7 +41,7 @@ _prompts: dict[str, PromptSpec] = {}
 
 
 def prompt(*, name: str, group: str, title: str, description: str, arguments: Iterable[PromptArgument] = ()):
-    """Register the decorated `render(arguments) -> str` as the prompt `name`."""
+    """Register the decorated `render(arguments) -> str | list[Block]` as the prompt `name`."""
 
     def decorator(func):
         tool_group_validate(group)
