@@ -47,9 +47,7 @@ def audio_content(args: dict[str, Any], ctx: CallContext) -> Content:
     input_schema=NO_ARGUMENTS,
 )
 def embedded_resource(args: dict[str, Any], ctx: CallContext) -> Content:
-    block = content.embedded_resource(
-        "test://embedded-resource", "text/plain", "This is an embedded resource content."
-    )
+    block = content.embedded_resource("test://embedded-resource", "text/plain", "This is an embedded resource content.")
     return Content((block,))
 
 
@@ -269,3 +267,39 @@ SEP1330_SCHEMA: dict[str, Any] = {
 def elicitation_sep1330_enums(args: dict[str, Any], ctx: CallContext) -> Content:
     message = "Please select options from the enum fields"
     return _elicited(ctx, message, SEP1330_SCHEMA, "Elicitation completed")
+
+
+# JSON Schema 2020-12 keywords tools/list must pass through unchanged (SEP-1613, SEP-2106).
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+@tool(
+    name="json_schema_2020_12_tool",
+    group=GROUP,
+    description="Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+    input_schema=JSON_SCHEMA_2020_12,
+)
+def json_schema_2020_12(args: dict[str, Any], ctx: CallContext) -> Content:
+    return _text(f"JSON Schema 2020-12 tool called with: {json.dumps(args)}")

@@ -20,6 +20,7 @@ import mcp_types as types
 from django.conf import settings
 from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
 from mcpsite.models import ToolCall
@@ -31,7 +32,8 @@ from .wire import INTERNAL_ERROR, INVALID_PARAMS, jsonrpc_code
 
 logger = logging.getLogger("mcpsite.mcp")
 
-# MCP's code for a resource that does not exist (spec: server/resources, "Error Handling").
+# MCP's code for a resource that does not exist (spec 2025-11-25: server/resources, "Error Handling"); from
+# 2026-07-28 on it is Invalid Params (SEP-2164), with the same message and data.
 RESOURCE_NOT_FOUND = -32002
 
 ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
@@ -216,8 +218,15 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = context_for(ctx)
-        mime_type, body = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
-        return types.ReadResourceResult(contents=[content.resource_contents(params.uri, mime_type, body)])
+        try:
+            mime_type, body = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
+        except MCPError as exc:
+            if exc.error.code == RESOURCE_NOT_FOUND and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                raise MCPError(code=INVALID_PARAMS, message=exc.error.message, data=exc.error.data) from None
+            raise
+        return types.ReadResourceResult.model_validate(
+            {"contents": [content.resource_contents(params.uri, mime_type, body)]}
+        )
 
     async def on_subscribe_resource(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         call_ctx, groups = context_for(ctx)
@@ -279,7 +288,7 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         except ApplicationError as exc:  # an argument the prompt cannot use (a month that is not YYYY-MM)
             raise _protocol_error(exc) from None
         blocks = [content.text(rendered)] if isinstance(rendered, str) else rendered
-        messages = [types.PromptMessage(role="user", content=block) for block in blocks]  # type: ignore[arg-type]
+        messages = [types.PromptMessage.model_validate({"role": "user", "content": block}) for block in blocks]
         return types.GetPromptResult(description=spec.description, messages=messages)
 
     def _completer(ref, argument: str, call_ctx: CallContext, groups: list[str] | None):

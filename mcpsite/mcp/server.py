@@ -135,11 +135,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         except ApplicationError as exc:
             return tool_error_result(exc)
         if result.content is not None:
-            structured = result.content.structured
-            return types.CallToolResult(
-                content=list(result.content.blocks),
-                structured_content=to_jsonable(structured) if structured is not None else None,
-            )
+            answer = {"content": list(result.content.blocks), "structuredContent": result.content.structured}
+            return types.CallToolResult.model_validate(to_jsonable(answer))
         return _result(result.data, is_error=result.is_error)
 
     async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
