@@ -25,6 +25,35 @@ async function connect(options = {}) {
   return client;
 }
 
+// A form-elicitation capability and an answer for every elicitation/create: args.answer is "accept" (confirm: true),
+// "decline" or "cancel". Each question is emitted as an event.
+function answering(client, answer) {
+  client.setRequestHandler('elicitation/create', async (request) => {
+    emit({ event: 'asked', message: request.params.message });
+    return answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: answer };
+  });
+}
+
+// The first round of a multi round-trip call, by hand: the input_required result with its state.
+async function firstRound(client) {
+  const asked = await client.callTool({ name: args.name, arguments: args.arguments }, { allowInputRequired: true });
+  if (asked.resultType !== 'input_required') throw new Error(`expected input_required, got ${JSON.stringify(asked)}`);
+  return asked;
+}
+
+function accepted(asked) {
+  const key = Object.keys(asked.inputRequests)[0];
+  return { [key]: { action: 'accept', content: { confirm: true } } };
+}
+
+async function outcome(promise) {
+  try {
+    return { result: await promise };
+  } catch (error) {
+    return { error: { name: error?.name, message: error?.message, code: error?.code, data: error?.data } };
+  }
+}
+
 const cases = {
   // tools/list, then tools/call of args.name with args.arguments, on the negotiated revision.
   async list_and_call() {
@@ -34,6 +63,75 @@ const cases = {
     const protocolVersion = client.getNegotiatedProtocolVersion();
     await client.close();
     return { protocolVersion, tools: tools.tools.map((t) => t.name), result };
+  },
+
+  // tools/call of args.name with args.arguments, answering every confirmation with args.answer (the client's own
+  // multi round-trip driver on 2026-07-28).
+  async call_answering() {
+    const client = await connect({ capabilities: { elicitation: { form: {} } } });
+    answering(client, args.answer);
+    const result = await client.callTool({ name: args.name, arguments: args.arguments });
+    await client.close();
+    return result;
+  },
+
+  // The rounds by hand: the question, then the same accepted retry twice (a client retrying after a lost reply).
+  async accept_twice() {
+    const client = await connect({ capabilities: { elicitation: { form: {} } }, inputRequired: { autoFulfill: false } });
+    const asked = await firstRound(client);
+    const retry = { name: args.name, arguments: args.arguments, inputResponses: accepted(asked), requestState: asked.requestState };
+    const first = await outcome(client.callTool(retry));
+    const second = await outcome(client.callTool(retry));
+    await client.close();
+    return { first, second };
+  },
+
+  // The accepted retry with a requestState changed in transit (one character of it): refused.
+  async forged_state() {
+    const client = await connect({ capabilities: { elicitation: { form: {} } }, inputRequired: { autoFulfill: false } });
+    const asked = await firstRound(client);
+    const state = asked.requestState;
+    const middle = Math.floor(state.length / 2);
+    const forged = state.slice(0, middle) + (state[middle] === 'A' ? 'B' : 'A') + state.slice(middle + 1);
+    const retry = { name: args.name, arguments: args.arguments, inputResponses: accepted(asked), requestState: forged };
+    const answer = await outcome(client.callTool(retry));
+    await client.close();
+    return answer;
+  },
+
+  // A listen stream for args.uri: emits {"event": "listening"} once acknowledged, then {"event": "updated", uri}
+  // for each resources/updated notification, and ends after args.updates of them.
+  async listen() {
+    const client = await connect();
+    let seen = 0;
+    let finish;
+    const enough = new Promise((resolve) => (finish = resolve));
+    client.setNotificationHandler('notifications/resources/updated', (notification) => {
+      emit({ event: 'updated', uri: notification.params.uri });
+      if (++seen >= (args.updates ?? 1)) finish();
+    });
+    const subscription = await client.listen({ resourceSubscriptions: [args.uri] });
+    emit({ event: 'listening', honored: subscription.honoredFilter });
+    await enough;
+    await subscription.close();
+    await client.close();
+    return { updates: seen };
+  },
+
+  // tools/call of args.name, aborted (the request's stream closed) once args.progress progress notifications came.
+  async abort_after_progress() {
+    const client = await connect();
+    const controller = new AbortController();
+    let progress = 0;
+    const onprogress = (update) => {
+      emit({ event: 'progress', progress: update.progress, total: update.total });
+      if (++progress >= (args.progress ?? 1)) controller.abort();
+    };
+    const answer = await outcome(
+      client.callTool({ name: args.name, arguments: args.arguments }, { onprogress, signal: controller.signal })
+    );
+    await client.close();
+    return { aborted: controller.signal.aborted, progress, answer };
   },
 };
 
