@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import select
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,10 @@ class TsClient:
         command, env = _command(case, url, key, arguments)
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
-    def event(self) -> dict[str, Any]:
+    def event(self, timeout: float = 30) -> dict[str, Any]:
         assert self.process.stdout is not None
+        if not select.select([self.process.stdout], [], [], timeout)[0]:  # a guard against hanging
+            raise AssertionError(f"client.mjs sent no event within {timeout} s")
         line = self.process.stdout.readline()
         if not line:
             raise AssertionError(f"client.mjs ended early: {self.process.stderr.read() if self.process.stderr else ''}")
