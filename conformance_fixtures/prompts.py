@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from mcpsite.mcp import content
 from mcpsite.mcp.content import Block
+from mcpsite.mcp.interaction import InputRequired, elicitation_request
 from mcpsite.mcp.prompts import PromptArgument, prompt
+from mcpsite.mcp.registry import CallContext
 
-from .tools import GROUP, PNG
+from .tools import GROUP, PNG, answered, form
 
 
 @prompt(
@@ -52,3 +54,18 @@ def with_embedded_resource(arguments: dict[str, str]) -> list[Block]:
 )
 def with_image(arguments: dict[str, str]) -> list[Block]:
     return [content.image(PNG, "image/png"), content.text("Please analyze the image above.")]
+
+
+@prompt(
+    name="test_input_required_result_prompt",
+    group=GROUP,
+    title="Prompt That Asks First",
+    description="Multi round-trip: asks the user for context, then renders with it",
+    with_context=True,
+)
+def asks_first(arguments: dict[str, str], ctx: CallContext) -> str:
+    context = answered(ctx, "user_context", "context")
+    if context is None:
+        ask = elicitation_request("What context should the prompt use?", form(context="string"))
+        raise InputRequired({"user_context": ask})
+    return f"Prompt with context: {context}"

@@ -10,6 +10,7 @@ from typing import Any
 from mcpsite.core.errors import ApplicationError
 from mcpsite.mcp import content
 from mcpsite.mcp.content import Content
+from mcpsite.mcp.interaction import InputRequired, elicitation_request, roots_request, sampling_request
 from mcpsite.mcp.registry import CallContext, tool
 
 GROUP = "conformance"
@@ -303,3 +304,156 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
 )
 def json_schema_2020_12(args: dict[str, Any], ctx: CallContext) -> Content:
     return _text(f"JSON Schema 2020-12 tool called with: {json.dumps(args)}")
+
+
+# --- multi round-trip (protocol 2026-07-28): the first call asks, the retry brings the answers -----------------
+
+
+def form(**fields: str) -> dict[str, Any]:
+    """A form of required fields of the given JSON types."""
+    return {"type": "object", "properties": {k: {"type": v} for k, v in fields.items()}, "required": list(fields)}
+
+
+def answered(ctx: CallContext, key: str, field: str) -> str | None:
+    """The text the user entered in `field` of the form asked under `key`, or None (not answered, or not so)."""
+    answer = ctx.interaction.input_responses().get(key)
+    values = answer.get("content") if isinstance(answer, dict) and answer.get("action") == "accept" else None
+    value = values.get(field) if isinstance(values, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def sampled(ctx: CallContext, key: str) -> str | None:
+    answer = ctx.interaction.input_responses().get(key)
+    message = answer.get("content") if isinstance(answer, dict) else None
+    text = message.get("text") if isinstance(message, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def roots(ctx: CallContext, key: str) -> list[str] | None:
+    answer = ctx.interaction.input_responses().get(key)
+    listed = answer.get("roots") if isinstance(answer, dict) else None
+    if not isinstance(listed, list):
+        return None
+    return [str(root.get("uri")) for root in listed if isinstance(root, dict)]
+
+
+ASK_NAME = elicitation_request("What is your name?", form(name="string"))
+ASK_OK = elicitation_request("Please confirm", form(ok="boolean"))
+
+
+@tool(
+    name="test_input_required_result_elicitation",
+    group=GROUP,
+    description="Multi round-trip: asks the user's name, then greets them",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_elicitation(args: dict[str, Any], ctx: CallContext) -> Content:
+    name = answered(ctx, "user_name", "name")
+    if name is None:  # first round, or an answer that is not one (asked again)
+        raise InputRequired({"user_name": ASK_NAME})
+    return _text(f"Hello, {name}!")
+
+
+@tool(
+    name="test_input_required_result_sampling",
+    group=GROUP,
+    description="Multi round-trip: asks the client's model a question, then returns its answer",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_sampling(args: dict[str, Any], ctx: CallContext) -> Content:
+    answer = sampled(ctx, "capital_question")
+    if answer is None:
+        raise InputRequired({"capital_question": sampling_request("What is the capital of France?", 100)})
+    return _text(f"The model answered: {answer}")
+
+
+@tool(
+    name="test_input_required_result_list_roots",
+    group=GROUP,
+    description="Multi round-trip: asks the client's roots, then lists them",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_list_roots(args: dict[str, Any], ctx: CallContext) -> Content:
+    listed = roots(ctx, "client_roots")
+    if listed is None:
+        raise InputRequired({"client_roots": roots_request()})
+    return _text(f"Client roots: {', '.join(listed) or '(none)'}")
+
+
+@tool(
+    name="test_input_required_result_request_state",
+    group=GROUP,
+    description="Multi round-trip with a request state: the retry must bring it back",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_request_state(args: dict[str, Any], ctx: CallContext) -> Content:
+    answer = ctx.interaction.input_responses().get("confirm")
+    if ctx.interaction.request_state() != "request-state-round-1" or not isinstance(answer, dict):
+        raise InputRequired({"confirm": ASK_OK}, "request-state-round-1")
+    return _text(f"state-ok: the request state came back, and the answer was {answer.get('action')}")
+
+
+@tool(
+    name="test_input_required_result_multiple_inputs",
+    group=GROUP,
+    description="Multi round-trip: a form, a model's answer and the client's roots in one round",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_multiple_inputs(args: dict[str, Any], ctx: CallContext) -> Content:
+    name, greeting, listed = answered(ctx, "user_name", "name"), sampled(ctx, "greeting"), roots(ctx, "client_roots")
+    if ctx.interaction.request_state() != "multiple-inputs" or name is None or greeting is None or listed is None:
+        requests = {
+            "user_name": ASK_NAME,
+            "greeting": sampling_request("Generate a greeting", 50),
+            "client_roots": roots_request(),
+        }
+        raise InputRequired(requests, "multiple-inputs")
+    return _text(f"{greeting}, {name}! Roots: {', '.join(listed) or '(none)'}")
+
+
+@tool(
+    name="test_input_required_result_multi_round",
+    group=GROUP,
+    description="Multi round-trip over three rounds: a name, then a colour, then the answer",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_multi_round(args: dict[str, Any], ctx: CallContext) -> Content:
+    state = ctx.interaction.request_state() or ""
+    if state.startswith("step2:") and (color := answered(ctx, "step2", "color")) is not None:
+        return _text(f"Hello {state.removeprefix('step2:')}, your favourite colour is {color}")
+    if state == "step1" and (name := answered(ctx, "step1", "name")) is not None:
+        ask_color = elicitation_request("Step 2: What is your favorite color?", form(color="string"))
+        raise InputRequired({"step2": ask_color}, f"step2:{name}")
+    ask_name = elicitation_request("Step 1: What is your name?", form(name="string"))
+    raise InputRequired({"step1": ask_name}, "step1")
+
+
+@tool(
+    name="test_input_required_result_tampered_state",
+    group=GROUP,
+    description="Multi round-trip whose sealed request state is refused once changed in transit",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_tampered_state(args: dict[str, Any], ctx: CallContext) -> Content:
+    if ctx.interaction.request_state() != "sealed" or "confirm" not in ctx.interaction.input_responses():
+        raise InputRequired({"confirm": ASK_OK}, "sealed")
+    return _text("The request state came back intact")
+
+
+@tool(
+    name="test_input_required_result_capabilities",
+    group=GROUP,
+    description="Multi round-trip asking only for what the client declared it can answer",
+    input_schema=NO_ARGUMENTS,
+)
+def mrtr_capabilities(args: dict[str, Any], ctx: CallContext) -> Content:
+    if responses := ctx.interaction.input_responses():
+        return _text(f"capabilities-ok: received {','.join(sorted(responses))}")
+    requests = {}
+    if ctx.interaction.client_can("elicitation"):
+        requests["elicit_input"] = elicitation_request("Elicitation input", form(value="string"))
+    if ctx.interaction.client_can("sampling"):
+        requests["sample_input"] = sampling_request("Sample request", 50)
+    if not requests:
+        return _text("No supported capabilities declared")
+    raise InputRequired(requests, "capabilities")

@@ -25,7 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
 
-from .interaction import Confirmation, Elicitation, InputRequired, Interaction
+from .interaction import Confirmation, Elicitation, InputRequired, Interaction, elicitation_request
 from .registry import CallContext
 
 logger = logging.getLogger("mcpsite.mcp")
@@ -111,6 +111,9 @@ class SessionInteraction(Interaction):
         except Exception:  # progress is informative; a closed stream must not fail the call
             logger.debug("Progress notification not delivered", exc_info=True)
 
+    def client_can(self, capability: str) -> bool:
+        return getattr(self._ctx.session.client_capabilities, capability, None) is not None
+
     def log(self, level: str, data: object) -> None:
         try:
             with warnings.catch_warnings():
@@ -146,10 +149,18 @@ class RoundTripInteraction(SessionInteraction):
     def __init__(self, sdk_ctx: Any, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(sdk_ctx, loop)
         params = sdk_ctx.params or {}
-        self._state = _round_state(params.get("requestState"))
+        self._plain_state = params.get("requestState") if isinstance(params.get("requestState"), str) else None
+        self._state = _round_state(self._plain_state)
         responses = params.get("inputResponses")
-        self._answer = responses.get(CONFIRM_INPUT) if isinstance(responses, dict) else None
+        self._responses: dict[str, Any] = responses if isinstance(responses, dict) else {}
+        self._answer = self._responses.get(CONFIRM_INPUT)
         self._key: str | None = None
+
+    def input_responses(self) -> dict[str, Any]:
+        return self._responses
+
+    def request_state(self) -> str | None:
+        return self._plain_state
 
     def can_confirm(self) -> bool:
         # Form elicitation declared in this request's capabilities: a bare `elicitation: {}` (from before modes
@@ -171,7 +182,7 @@ class RoundTripInteraction(SessionInteraction):
                 return confirmation
         fresh = json.dumps({"text": digest, "nonce": secrets.token_urlsafe(16)})
         metrics.confirmation("asked")
-        raise InputRequired(CONFIRM_INPUT, message, fresh)
+        raise InputRequired({CONFIRM_INPUT: elicitation_request(message, CONFIRM_SCHEMA)}, fresh)
 
     @property
     def confirmation_key(self) -> str | None:
@@ -196,12 +207,9 @@ def _round_state(plaintext: Any) -> dict[str, str] | None:
 
 
 def input_required_result(asked: InputRequired) -> types.InputRequiredResult:
-    """The `input_required` answer to a call whose tool asked for a confirmation (the state is sealed on its way
-    out by requeststate's boundary)."""
-    form = types.ElicitRequestFormParams(message=asked.message, requested_schema=CONFIRM_SCHEMA)
-    return types.InputRequiredResult(
-        input_requests={asked.key: types.ElicitRequest(params=form)}, request_state=asked.state
-    )
+    """The `input_required` answer to a call that asked (its state is sealed on its way out by requeststate's
+    boundary)."""
+    return types.InputRequiredResult.model_validate({"inputRequests": asked.requests, "requestState": asked.state})
 
 
 def with_session(call_ctx: CallContext, sdk_ctx: Any) -> tuple[CallContext, SessionInteraction]:

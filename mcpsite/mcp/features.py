@@ -25,8 +25,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
 from mcpsite.models import ToolCall
 
-from . import content, dispatch, prompts, resources, subscriptions
+from . import calls, content, dispatch, prompts, resources, subscriptions
 from .completion import completion_run
+from .interaction import InputRequired
 from .registry import CallContext
 from .wire import INTERNAL_ERROR, INVALID_PARAMS, jsonrpc_code
 
@@ -272,7 +273,9 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         _check_group(spec.group, call_ctx, groups, not_found)
         return spec
 
-    async def on_get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def on_get_prompt(
+        ctx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         call_ctx, groups = context_for(ctx)
         spec = _prompt(params.name, call_ctx, groups)
         arguments = {k: v for k, v in (params.arguments or {}).items() if v is not None}
@@ -283,8 +286,14 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
                 [f"unknown argument(s): {', '.join(unknown)}"] if unknown else []
             )
             raise MCPError(code=INVALID_PARAMS, message=f"Prompt {spec.name}: {'; '.join(problems)}")
+        values = {k: str(v).strip() for k, v in arguments.items()}
         try:
-            rendered = spec.render({k: str(v).strip() for k, v in arguments.items()})
+            if spec.with_context:  # the prompt may ask the client first (multi round-trip on 2026-07-28)
+                rendered = spec.render(values, calls.with_session(call_ctx, ctx)[0])
+            else:
+                rendered = spec.render(values)
+        except InputRequired as asked:
+            return calls.input_required_result(asked)
         except ApplicationError as exc:  # an argument the prompt cannot use (a month that is not YYYY-MM)
             raise _protocol_error(exc) from None
         blocks = [content.text(rendered)] if isinstance(rendered, str) else rendered

@@ -32,13 +32,31 @@ class Elicitation:
 
 
 class InputRequired(Exception):  # noqa: N818 (not an error: the call's first answer is a question)
-    """Raised by `confirm()` when the answer can only come in a later request (multi round-trip): the call stops
-    here, writing nothing, and the MCP server answers `input_required` asking `message`, with `state` (plain text,
-    sealed by the SDK before it leaves) for the client to bring back with its answer."""
+    """Raised by a tool (or by `confirm()`) when it needs answers only a later request can bring (multi round-trip,
+    protocol 2026-07-28): the call stops here, writing nothing, and the MCP server answers `input_required` with
+    `requests` (key -> an input request: `elicitation_request`, `sampling_request`, `roots_request`) and `state`
+    (plain text, sealed by the SDK before it leaves). The client's retry brings the answers under the same keys and
+    the state back (`Interaction.input_responses()`, `Interaction.request_state()`)."""
 
-    def __init__(self, key: str, message: str, state: str) -> None:
-        super().__init__(key)
-        self.key, self.message, self.state = key, message, state
+    def __init__(self, requests: dict[str, dict[str, Any]], state: str | None = None) -> None:
+        super().__init__(", ".join(requests))
+        self.requests, self.state = requests, state
+
+
+def elicitation_request(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A form for the user (MCP `elicitation/create`; `schema` a flat JSON Schema object)."""
+    return {"method": "elicitation/create", "params": {"mode": "form", "message": message, "requestedSchema": schema}}
+
+
+def sampling_request(prompt: str, max_tokens: int) -> dict[str, Any]:
+    """A question for the client's model (MCP `sampling/createMessage`)."""
+    message = {"role": "user", "content": {"type": "text", "text": prompt}}
+    return {"method": "sampling/createMessage", "params": {"messages": [message], "maxTokens": max_tokens}}
+
+
+def roots_request() -> dict[str, Any]:
+    """The client's roots (MCP `roots/list`)."""
+    return {"method": "roots/list", "params": {}}
 
 
 class Interaction:
@@ -70,6 +88,18 @@ class Interaction:
     def confirmation_key(self) -> str | None:
         """After an accepted confirmation that a client may present again (a retry after a lost reply): a key
         naming that one confirmation. A tool stores it, unique, with what it does, so a repeat does nothing new."""
+        return None
+
+    def client_can(self, capability: str) -> bool:
+        """Whether the client declared the MCP capability ("elicitation", "sampling", "roots") for this request."""
+        return False
+
+    def input_responses(self) -> dict[str, Any]:
+        """The answers this request brings to an earlier `InputRequired` (multi round-trip), by key; {} for none."""
+        return {}
+
+    def request_state(self) -> str | None:
+        """The state of an earlier `InputRequired` this request brings back (verified and unsealed), or None."""
         return None
 
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:

@@ -31,7 +31,10 @@ class PromptSpec:
     title: str
     description: str
     arguments: tuple[PromptArgument, ...]
-    render: Callable[[dict[str, str]], str | list[Block]]
+    # render(arguments), or render(arguments, ctx) with `with_context`: a prompt that may ask the client first
+    # (ctx.interaction, e.g. raising InputRequired on 2026-07-28).
+    render: Callable[..., str | list[Block]]
+    with_context: bool = False
 
     def argument(self, name: str) -> PromptArgument | None:
         return next((a for a in self.arguments if a.name == name), None)
@@ -40,12 +43,21 @@ class PromptSpec:
 _prompts: dict[str, PromptSpec] = {}
 
 
-def prompt(*, name: str, group: str, title: str, description: str, arguments: Iterable[PromptArgument] = ()):
-    """Register the decorated `render(arguments) -> str | list[Block]` as the prompt `name`."""
+def prompt(
+    *,
+    name: str,
+    group: str,
+    title: str,
+    description: str,
+    arguments: Iterable[PromptArgument] = (),
+    with_context: bool = False,
+):
+    """Register the decorated `render(arguments) -> str | list[Block]` as the prompt `name` (`render(arguments,
+    ctx)` with `with_context`)."""
 
     def decorator(func):
         tool_group_validate(group)
-        _prompts[name] = PromptSpec(name, group, title, description, tuple(arguments), func)
+        _prompts[name] = PromptSpec(name, group, title, description, tuple(arguments), func, with_context)
         return func
 
     return decorator
