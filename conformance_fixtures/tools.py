@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from mcpsite.core.errors import ApplicationError
-from mcpsite.mcp import content
+from mcpsite.mcp import content, subscriptions
 from mcpsite.mcp.content import Content
 from mcpsite.mcp.interaction import InputRequired, elicitation_request, roots_request, sampling_request
 from mcpsite.mcp.registry import CallContext, tool
@@ -304,6 +304,28 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
 )
 def json_schema_2020_12(args: dict[str, Any], ctx: CallContext) -> Content:
     return _text(f"JSON Schema 2020-12 tool called with: {json.dumps(args)}")
+
+
+@tool(
+    name="test_trigger_tool_change",
+    group=GROUP,
+    description="Announces a change of the tool list (notifications/tools/list_changed on listen streams)",
+    input_schema=NO_ARGUMENTS,
+)
+def trigger_tool_change(args: dict[str, Any], ctx: CallContext) -> Content:
+    subscriptions.publish_list_changed("tools")
+    return _text("Mutation triggered")
+
+
+@tool(
+    name="test_trigger_prompt_change",
+    group=GROUP,
+    description="Announces a change of the prompt list (notifications/prompts/list_changed on listen streams)",
+    input_schema=NO_ARGUMENTS,
+)
+def trigger_prompt_change(args: dict[str, Any], ctx: CallContext) -> Content:
+    subscriptions.publish_list_changed("prompts")
+    return _text("Mutation triggered")
 
 
 # --- multi round-trip (protocol 2026-07-28): the first call asks, the retry brings the answers -----------------
