@@ -62,12 +62,19 @@ def ts_client(case: str, url: str, key: str, timeout: float = 60, **arguments: A
 
 
 class TsClient:
-    """One case of client.mjs running in the background: `event()` reads its next event line, `result()` waits for
-    its end."""
+    """One case of client.mjs running in the background: `event()` reads its next event line, `tell(line)` writes
+    one to the case (an order such as "abort"), `result()` waits for its end."""
 
     def __init__(self, case: str, url: str, key: str, **arguments: Any) -> None:
         command, env = _command(case, url, key, arguments)
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+
+    def tell(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
 
     def event(self, timeout: float = 30) -> dict[str, Any]:
         assert self.process.stdout is not None

@@ -118,20 +118,19 @@ const cases = {
     return { updates: seen };
   },
 
-  // tools/call of args.name, aborted (the request's stream closed) once args.progress progress notifications came.
-  async abort_after_progress() {
+  // tools/call of args.name, aborted (its request's stream closed: 2026-07-28's cancellation) when the test writes
+  // "abort" on stdin; "finish" lets it run to its end. Emits {"event": "calling"} once the request is sent.
+  async abortable_call() {
     const client = await connect();
     const controller = new AbortController();
-    let progress = 0;
-    const onprogress = (update) => {
-      emit({ event: 'progress', progress: update.progress, total: update.total });
-      if (++progress >= (args.progress ?? 1)) controller.abort();
-    };
-    const answer = await outcome(
-      client.callTool({ name: args.name, arguments: args.arguments }, { onprogress, signal: controller.signal })
-    );
+    const call = outcome(client.callTool({ name: args.name, arguments: args.arguments }, { signal: controller.signal }));
+    emit({ event: 'calling' });
+    const order = await new Promise((resolve) => process.stdin.once('data', (data) => resolve(String(data).trim())));
+    if (order === 'abort') controller.abort();
+    const answer = await call;
+    process.stdin.destroy();
     await client.close();
-    return { aborted: controller.signal.aborted, progress, answer };
+    return { aborted: controller.signal.aborted, answer };
   },
 };
 
