@@ -15,15 +15,17 @@ import json
 import logging
 import secrets
 import threading
+import warnings
 from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
 
-from .interaction import Confirmation, InputRequired, Interaction
+from .interaction import Confirmation, Elicitation, InputRequired, Interaction, elicitation_request
 from .registry import CallContext
 
 logger = logging.getLogger("mcpsite.mcp")
@@ -89,11 +91,38 @@ class SessionInteraction(Interaction):
     def asked(self) -> bool:
         return self._asked
 
+    def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation:
+        answer = self._run(self._ctx.session.elicit_form(message, schema, related_request_id=self._ctx.request_id))
+        return Elicitation(Confirmation(answer.action), answer.content)
+
+    def sample(self, prompt: str, max_tokens: int) -> str:
+        capabilities = self._ctx.session.client_capabilities
+        if not (capabilities and capabilities.sampling is not None and self._ctx.session.can_send_request):
+            raise RuntimeError("The client offers no sampling on this request")
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+        answer = self._run(
+            self._ctx.session.create_message([message], max_tokens=max_tokens, related_request_id=self._ctx.request_id)
+        )
+        return answer.content.text if isinstance(answer.content, types.TextContent) else ""
+
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         try:
             self._run(self._ctx.session.report_progress(done, total, message))
         except Exception:  # progress is informative; a closed stream must not fail the call
             logger.debug("Progress notification not delivered", exc_info=True)
+
+    def client_can(self, capability: str) -> bool:
+        return getattr(self._ctx.session.client_capabilities, capability, None) is not None
+
+    def log(self, level: str, data: object) -> None:
+        try:
+            with warnings.catch_warnings():
+                # notifications/message is deprecated in 2026-07-28; the SDK sends it only where the request asked.
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                message = self._ctx.session.send_log_message(level, data, related_request_id=self._ctx.request_id)
+            self._run(message)
+        except Exception:  # like progress: informative only
+            logger.debug("Log notification not delivered", exc_info=True)
 
     def cancelled(self) -> bool:
         return self._cancelled.is_set()
@@ -120,10 +149,18 @@ class RoundTripInteraction(SessionInteraction):
     def __init__(self, sdk_ctx: Any, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(sdk_ctx, loop)
         params = sdk_ctx.params or {}
-        self._state = _round_state(params.get("requestState"))
+        self._plain_state = params.get("requestState") if isinstance(params.get("requestState"), str) else None
+        self._state = _round_state(self._plain_state)
         responses = params.get("inputResponses")
-        self._answer = responses.get(CONFIRM_INPUT) if isinstance(responses, dict) else None
+        self._responses: dict[str, Any] = responses if isinstance(responses, dict) else {}
+        self._answer = self._responses.get(CONFIRM_INPUT)
         self._key: str | None = None
+
+    def input_responses(self) -> dict[str, Any]:
+        return self._responses
+
+    def request_state(self) -> str | None:
+        return self._plain_state
 
     def can_confirm(self) -> bool:
         # Form elicitation declared in this request's capabilities: a bare `elicitation: {}` (from before modes
@@ -145,7 +182,7 @@ class RoundTripInteraction(SessionInteraction):
                 return confirmation
         fresh = json.dumps({"text": digest, "nonce": secrets.token_urlsafe(16)})
         metrics.confirmation("asked")
-        raise InputRequired(CONFIRM_INPUT, message, fresh)
+        raise InputRequired({CONFIRM_INPUT: elicitation_request(message, CONFIRM_SCHEMA)}, fresh)
 
     @property
     def confirmation_key(self) -> str | None:
@@ -170,12 +207,9 @@ def _round_state(plaintext: Any) -> dict[str, str] | None:
 
 
 def input_required_result(asked: InputRequired) -> types.InputRequiredResult:
-    """The `input_required` answer to a call whose tool asked for a confirmation (the state is sealed on its way
-    out by requeststate's boundary)."""
-    form = types.ElicitRequestFormParams(message=asked.message, requested_schema=CONFIRM_SCHEMA)
-    return types.InputRequiredResult(
-        input_requests={asked.key: types.ElicitRequest(params=form)}, request_state=asked.state
-    )
+    """The `input_required` answer to a call that asked (its state is sealed on its way out by requeststate's
+    boundary)."""
+    return types.InputRequiredResult.model_validate({"inputRequests": asked.requests, "requestState": asked.state})
 
 
 def with_session(call_ctx: CallContext, sdk_ctx: Any) -> tuple[CallContext, SessionInteraction]:

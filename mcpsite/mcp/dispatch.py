@@ -38,6 +38,7 @@ from mcpsite.models import ToolCall
 from mcpsite.tracing import tracer
 
 from . import registry
+from .content import Content
 from .interaction import InputRequired
 from .registry import CallContext, ToolSpec
 from .wire import INTERNAL_ERROR, jsonrpc_code
@@ -49,10 +50,13 @@ calls_logger = logging.getLogger("mcpsite.calls")
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool's structured result; `is_error` for seed-shaped in-band errors (geo, reminders)."""
+    """A tool's structured result; `is_error` for seed-shaped in-band errors (geo, reminders). `content`: the answer of
+    a tool that answers with MCP content blocks (images, audio, documents); `data` is then what the transports
+    without content blocks send."""
 
     data: dict[str, Any]
     is_error: bool = False
+    content: Content | None = None
 
 
 def new_request_id() -> str:
@@ -269,6 +273,8 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
                 raise
             outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
             return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True)
+        if isinstance(data, Content):
+            return ToolResult(to_jsonable(data.as_data()), content=data)
         return ToolResult(to_jsonable(data))
     except InputRequired:
         # Not a failure: the call's answer is a question (multi round-trip), and the retry is another call.

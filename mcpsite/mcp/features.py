@@ -20,19 +20,22 @@ import mcp_types as types
 from django.conf import settings
 from mcp.server.subscriptions import SUBSCRIPTION_ID_META_KEY, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
 from mcpsite.models import ToolCall
 
-from . import dispatch, prompts, resources, subscriptions
+from . import calls, content, dispatch, prompts, resources, subscriptions
 from .completion import completion_run
+from .interaction import InputRequired
 from .registry import CallContext
 from .wire import INTERNAL_ERROR, INVALID_PARAMS, jsonrpc_code
 
 logger = logging.getLogger("mcpsite.mcp")
 
-# MCP's code for a resource that does not exist (spec: server/resources, "Error Handling").
+# MCP's code for a resource that does not exist (spec 2025-11-25: server/resources, "Error Handling"); from
+# 2026-07-28 on it is Invalid Params (SEP-2164), with the same message and data.
 RESOURCE_NOT_FOUND = -32002
 
 ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
@@ -107,8 +110,8 @@ def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
     return spec, variables
 
 
-def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[str, str]:
-    """(MIME type, text) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
+def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[str, str | bytes]:
+    """(MIME type, text or bytes) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
     `resources/read <name>`, or `resources/read` for a URI that names none): a read can hold what a tool would
     return (a balance sheet, a seat map), so staff see who read what, when, and how it ended."""
     started = time.perf_counter()
@@ -221,14 +224,20 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = context_for(ctx)
-        mime_type, text = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
-        contents = types.TextResourceContents(uri=params.uri, mime_type=mime_type, text=text)
-        return types.ReadResourceResult(contents=[contents])
+        try:
+            mime_type, body = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
+        except MCPError as exc:
+            if exc.error.code == RESOURCE_NOT_FOUND and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                raise MCPError(code=INVALID_PARAMS, message=exc.error.message, data=exc.error.data) from None
+            raise
+        return types.ReadResourceResult.model_validate(
+            {"contents": [content.resource_contents(params.uri, mime_type, body)]}
+        )
 
     async def on_subscribe_resource(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         call_ctx, groups = context_for(ctx)
         spec, _variables = _find_resource(params.uri, call_ctx, groups)
-        if not getattr(spec, "subscribable", False):
+        if not spec.subscribable:
             raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
         # Refuse a subscription to what does not exist (an unknown show): read it once (audited as a read).
         await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
@@ -269,7 +278,9 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         _check_group(spec.group, call_ctx, groups, not_found)
         return spec
 
-    async def on_get_prompt(ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def on_get_prompt(
+        ctx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         call_ctx, groups = context_for(ctx)
         spec = _prompt(params.name, call_ctx, groups)
         arguments = {k: v for k, v in (params.arguments or {}).items() if v is not None}
@@ -280,12 +291,19 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
                 [f"unknown argument(s): {', '.join(unknown)}"] if unknown else []
             )
             raise MCPError(code=INVALID_PARAMS, message=f"Prompt {spec.name}: {'; '.join(problems)}")
+        values = {k: str(v).strip() for k, v in arguments.items()}
         try:
-            text = spec.render({k: str(v).strip() for k, v in arguments.items()})
+            if spec.with_context:  # the prompt may ask the client first (multi round-trip on 2026-07-28)
+                rendered = spec.render(values, calls.with_session(call_ctx, ctx)[0])
+            else:
+                rendered = spec.render(values)
+        except InputRequired as asked:
+            return calls.input_required_result(asked)
         except ApplicationError as exc:  # an argument the prompt cannot use (a month that is not YYYY-MM)
             raise _protocol_error(exc) from None
-        message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
-        return types.GetPromptResult(description=spec.description, messages=[message])
+        blocks = [content.text(rendered)] if isinstance(rendered, str) else rendered
+        messages = [types.PromptMessage.model_validate({"role": "user", "content": block}) for block in blocks]
+        return types.GetPromptResult(description=spec.description, messages=messages)
 
     def _completer(ref, argument: str, call_ctx: CallContext, groups: list[str] | None):
         """The argument's completer; None (nothing to suggest) for what this caller cannot see or that has none.

@@ -1,4 +1,5 @@
-"""What a tool may ask of the client during one call: a confirmation, progress, whether it was cancelled.
+"""What a tool may ask of the client during one call: a confirmation, progress, log messages, whether it was
+cancelled.
 
 Tools call `ctx.interaction` (registry.CallContext); transports that cannot do any of it (seed JSON-RPC, REST,
 WebSocket) leave the default `NO_INTERACTION`, so a tool behaves exactly as its seed says. The MCP server builds a
@@ -10,6 +11,8 @@ protocol 2026-07-28) from the SDK's request context. Nothing here imports the SD
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+from typing import Any
 
 
 class Confirmation(enum.StrEnum):
@@ -20,14 +23,40 @@ class Confirmation(enum.StrEnum):
     CANCEL = "cancel"
 
 
-class InputRequired(Exception):  # noqa: N818 (not an error: the call's first answer is a question)
-    """Raised by `confirm()` when the answer can only come in a later request (multi round-trip): the call stops
-    here, writing nothing, and the MCP server answers `input_required` asking `message`, with `state` (plain text,
-    sealed by the SDK before it leaves) for the client to bring back with its answer."""
+@dataclass(frozen=True)
+class Elicitation:
+    """The client's answer to a form: its action and, on accept, the values entered."""
 
-    def __init__(self, key: str, message: str, state: str) -> None:
-        super().__init__(key)
-        self.key, self.message, self.state = key, message, state
+    action: Confirmation
+    content: dict[str, Any] | None = None
+
+
+class InputRequired(Exception):  # noqa: N818 (not an error: the call's first answer is a question)
+    """Raised by a tool (or by `confirm()`) when it needs answers only a later request can bring (multi round-trip,
+    protocol 2026-07-28): the call stops here, writing nothing, and the MCP server answers `input_required` with
+    `requests` (key -> an input request: `elicitation_request`, `sampling_request`, `roots_request`) and `state`
+    (plain text, sealed by the SDK before it leaves). The client's retry brings the answers under the same keys and
+    the state back (`Interaction.input_responses()`, `Interaction.request_state()`)."""
+
+    def __init__(self, requests: dict[str, dict[str, Any]], state: str | None = None) -> None:
+        super().__init__(", ".join(requests))
+        self.requests, self.state = requests, state
+
+
+def elicitation_request(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A form for the user (MCP `elicitation/create`; `schema` a flat JSON Schema object)."""
+    return {"method": "elicitation/create", "params": {"mode": "form", "message": message, "requestedSchema": schema}}
+
+
+def sampling_request(prompt: str, max_tokens: int) -> dict[str, Any]:
+    """A question for the client's model (MCP `sampling/createMessage`)."""
+    message = {"role": "user", "content": {"type": "text", "text": prompt}}
+    return {"method": "sampling/createMessage", "params": {"messages": [message], "maxTokens": max_tokens}}
+
+
+def roots_request() -> dict[str, Any]:
+    """The client's roots (MCP `roots/list`)."""
+    return {"method": "roots/list", "params": {}}
 
 
 class Interaction:
@@ -40,6 +69,16 @@ class Interaction:
         """Ask the user to confirm `message`. May raise `InputRequired` (the answer comes with a retry)."""
         raise RuntimeError("This call cannot ask the user; check can_confirm() first")
 
+    def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation:
+        """Ask the user to fill in a form (MCP elicitation, `schema` a flat JSON Schema object). Like `confirm`,
+        only where `can_confirm()`."""
+        raise RuntimeError("This call cannot ask the user; check can_confirm() first")
+
+    def sample(self, prompt: str, max_tokens: int) -> str:
+        """The client's model's answer to `prompt` (MCP sampling), where the client offers sampling; else
+        RuntimeError."""
+        raise RuntimeError("This call cannot ask the client's model")
+
     def asked(self) -> bool:
         """Whether `confirm()` gave an answer in this call (the dispatcher checks that a tool declared `confirm`
         asked whenever it could)."""
@@ -51,11 +90,28 @@ class Interaction:
         naming that one confirmation. A tool stores it, unique, with what it does, so a repeat does nothing new."""
         return None
 
+    def client_can(self, capability: str) -> bool:
+        """Whether the client declared the MCP capability ("elicitation", "sampling", "roots") for this request."""
+        return False
+
+    def input_responses(self) -> dict[str, Any]:
+        """The answers this request brings to an earlier `InputRequired` (multi round-trip), by key; {} for none."""
+        return {}
+
+    def request_state(self) -> str | None:
+        """The state of an earlier `InputRequired` this request brings back (verified and unsealed), or None."""
+        return None
+
     def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         return None
 
     def cancelled(self) -> bool:
         return False
+
+    def log(self, level: str, data: object) -> None:
+        """A log message for the client (MCP `notifications/message`, `level` one of RFC 5424's names: "info",
+        "warning", ...), where the client asked for them; elsewhere dropped."""
+        return None
 
 
 NO_INTERACTION = Interaction()

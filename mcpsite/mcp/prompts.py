@@ -1,7 +1,8 @@
 """The prompt registry: each app declares its reusable workflows once, in `<app>/prompts.py`.
 
 A prompt belongs to a tool group (a key sees the prompts of the groups it may use), names its arguments (each
-optionally completed from live data) and renders to one user message from the arguments.
+optionally completed from live data) and renders to one user message from the arguments: its text, or a list of
+content blocks (`content.py`: an image, an embedded resource, ...), one user message each.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from mcpsite.core.scopes import tool_group_validate
 
 from .completion import Completer
+from .content import Block
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,10 @@ class PromptSpec:
     title: str
     description: str
     arguments: tuple[PromptArgument, ...]
-    render: Callable[[dict[str, str]], str]
+    # render(arguments), or render(arguments, ctx) with `with_context`: a prompt that may ask the client first
+    # (ctx.interaction, e.g. raising InputRequired on 2026-07-28).
+    render: Callable[..., str | list[Block]]
+    with_context: bool = False
 
     def argument(self, name: str) -> PromptArgument | None:
         return next((a for a in self.arguments if a.name == name), None)
@@ -38,12 +43,21 @@ class PromptSpec:
 _prompts: dict[str, PromptSpec] = {}
 
 
-def prompt(*, name: str, group: str, title: str, description: str, arguments: Iterable[PromptArgument] = ()):
-    """Register the decorated `render(arguments) -> str` as the prompt `name`."""
+def prompt(
+    *,
+    name: str,
+    group: str,
+    title: str,
+    description: str,
+    arguments: Iterable[PromptArgument] = (),
+    with_context: bool = False,
+):
+    """Register the decorated `render(arguments) -> str | list[Block]` as the prompt `name` (`render(arguments,
+    ctx)` with `with_context`)."""
 
     def decorator(func):
         tool_group_validate(group)
-        _prompts[name] = PromptSpec(name, group, title, description, tuple(arguments), func)
+        _prompts[name] = PromptSpec(name, group, title, description, tuple(arguments), func, with_context)
         return func
 
     return decorator

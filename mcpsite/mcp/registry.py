@@ -3,7 +3,8 @@
 An app declares its tool group in its AppConfig (`mcp_tool_group = "cinema"`); its `tools.py` decorates plain
 synchronous functions with `@tool(...)`, and the app's `AppConfig.ready()` imports that module. So adding an app
 touches no platform file. A tool function takes the validated arguments and the
-call context and returns a JSON-able dict (the seed's result); it raises `ApplicationError`s for failures.
+call context and returns a JSON-able dict (the seed's result), or `content.Content` when its answer is images, audio
+or documents rather than one JSON object; it raises `ApplicationError`s for failures.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from mcpsite.core.scopes import tool_group_validate, tool_groups
 
+from .content import Content
 from .interaction import NO_INTERACTION, Interaction
 from .schema import ArgumentValidator, StrictIntegerValidator
 
@@ -52,7 +54,7 @@ class ToolSpec:
     group: str
     description: str
     input_schema: dict[str, Any]
-    func: Callable[[dict[str, Any], CallContext], dict[str, Any]]
+    func: Callable[[dict[str, Any], CallContext], dict[str, Any] | Content]
     output_schema: dict[str, Any] | None = None
     # For seeds with an in-band error shape (geo, reminders): ApplicationError -> the seed's result dict.
     render_error: Callable[[ApplicationError], dict[str, Any]] | None = None
@@ -64,6 +66,9 @@ class ToolSpec:
     # the tool asks `ctx.interaction.confirm(...)` whenever the client can answer (the dispatcher refuses to finish
     # a call that could have asked and did not), and stores `ctx.interaction.confirmation_key` unique with its write.
     confirm: bool = False
+    # MCP client capabilities the tool cannot run without ("sampling", "elicitation", "roots"): an MCP client that
+    # did not declare them is refused before the tool runs (-32021, server.py).
+    client_capabilities: tuple[str, ...] = ()
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
@@ -123,6 +128,7 @@ def tool(
     annotations: dict[str, Any] | None = None,
     upstream: bool = False,
     confirm: bool = False,
+    client_capabilities: tuple[str, ...] = (),
 ):
     """Register the decorated function as an MCP tool; the function itself is returned unchanged."""
 
@@ -140,6 +146,7 @@ def tool(
                 annotations=annotations or {},
                 upstream=upstream,
                 confirm=confirm,
+                client_capabilities=client_capabilities,
             )
         )
         return func

@@ -3,7 +3,8 @@
 A resource has a fixed URI (`@resource`); a resource template (`@resource_template`) has an RFC 6570 URI template
 whose variables are filled by the client, optionally completed from live data, and whose instances may be listed
 in resources/list. Both belong to a tool group, so an API key sees exactly the resources of the groups whose tools
-it may use. Read functions are plain synchronous functions that call the app's selectors and return text.
+it may use. Read functions are plain synchronous functions that call the app's selectors and return text (or bytes,
+sent base64 as a blob, for a binary resource).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ class ResourceSpec:
     name: str
     group: str
     description: str
-    read: Callable[[CallContext], str]
+    read: Callable[[CallContext], str | bytes]
     mime_type: str = JSON
     title: str | None = None
+    # resources/subscribe is accepted for this URI (the app publishes its updates).
+    subscribable: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class TemplateSpec:
     name: str
     group: str
     description: str
-    read: Callable[[dict[str, str], CallContext], str]
+    read: Callable[[dict[str, str], CallContext], str | bytes]
     mime_type: str = JSON
     title: str | None = None
     complete: dict[str, Completer] = field(default_factory=dict)
@@ -72,12 +75,21 @@ _resources: dict[str, ResourceSpec] = {}
 _templates: dict[str, TemplateSpec] = {}
 
 
-def resource(*, uri: str, name: str, group: str, description: str, mime_type: str = JSON, title: str | None = None):
-    """Register the decorated `read(ctx) -> str` as the resource at `uri`."""
+def resource(
+    *,
+    uri: str,
+    name: str,
+    group: str,
+    description: str,
+    mime_type: str = JSON,
+    title: str | None = None,
+    subscribable: bool = False,
+):
+    """Register the decorated `read(ctx) -> str | bytes` as the resource at `uri`."""
 
     def decorator(func):
         tool_group_validate(group)
-        _resources[uri] = ResourceSpec(uri, name, group, description, func, mime_type, title)
+        _resources[uri] = ResourceSpec(uri, name, group, description, func, mime_type, title, subscribable)
         return func
 
     return decorator
@@ -95,7 +107,7 @@ def resource_template(
     instances: Callable[[CallContext], Iterable[Instance]] | None = None,
     subscribable: bool = False,
 ):
-    """Register the decorated `read(variables, ctx) -> str` as the resources matching `uri_template`."""
+    """Register the decorated `read(variables, ctx) -> str | bytes` as the resources matching `uri_template`."""
 
     def decorator(func):
         tool_group_validate(group)

@@ -80,6 +80,23 @@ def tool_input_schema(name: str) -> dict[str, Any] | None:
     return spec.input_schema if spec is not None else None
 
 
+def _require_client_capabilities(spec: ToolSpec | None, declared: types.ClientCapabilities | None) -> None:
+    """MCP's refusal (-32021, naming what is missing) of a call to a tool that needs client capabilities the client
+    did not declare."""
+    if spec is None or not spec.client_capabilities:
+        return
+    missing = [name for name in spec.client_capabilities if getattr(declared, name, None) is None]
+    if missing:
+        data = types.MissingRequiredClientCapabilityErrorData(
+            required_capabilities=types.ClientCapabilities.model_validate({name: {} for name in missing})
+        )
+        raise MCPError(
+            code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message=f"This tool needs the client capabilities: {', '.join(missing)}",
+            data=data.model_dump(by_alias=True, mode="json", exclude_none=True),
+        )
+
+
 def build_server(context_for: ContextFactory, *, subscriptions: bool = False, info: ServerInfo | None = None) -> Server:
     """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP); `info`:
     the `serverInfo` it states (the site's by default; scopes.server_info)."""
@@ -102,6 +119,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         call_ctx, groups = request_context(ctx)
+        _require_client_capabilities(registry.get(params.name), ctx.session.client_capabilities)
         # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
         try:
@@ -116,6 +134,9 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
         except ApplicationError as exc:
             return tool_error_result(exc)
+        if result.content is not None:
+            answer = {"content": list(result.content.blocks), "structuredContent": result.content.structured}
+            return types.CallToolResult.model_validate(to_jsonable(answer))
         return _result(result.data, is_error=result.is_error)
 
     async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:

@@ -244,6 +244,11 @@ def publish_event(event: ServerEvent) -> None:
         _deliver(payload)
 
 
+def publish_list_changed(kind: str) -> None:
+    """Tell every process that the list of `kind` ("tools", "prompts", "resources") changed."""
+    publish_event(_LIST_CHANGED[kind])
+
+
 def publish(uri: str) -> None:
     """Tell every process that the resource at `uri` changed. Call after the change is committed."""
     publish_event(ResourceUpdated(uri=uri))

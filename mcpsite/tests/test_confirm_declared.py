@@ -77,9 +77,10 @@ def test_request_state_keys_follow_the_secret_and_its_fallbacks(settings):
 
 def test_the_input_required_result_carries_one_form_question():
     from mcpsite.mcp.calls import CONFIRM_SCHEMA, input_required_result
-    from mcpsite.mcp.interaction import InputRequired
+    from mcpsite.mcp.interaction import InputRequired, elicitation_request
 
-    result = input_required_result(InputRequired("confirm", "送りますか？", "plain"))
+    question = elicitation_request("送りますか？", CONFIRM_SCHEMA)
+    result = input_required_result(InputRequired({"confirm": question}, "plain"))
     assert isinstance(result, types.InputRequiredResult) and result.request_state == "plain"
     question = result.input_requests["confirm"]
     assert question.params.mode == "form" and question.params.requested_schema == CONFIRM_SCHEMA

@@ -1,0 +1,25 @@
+"""The fixtures are for the conformance run only: a deployment (DEBUG off) that installs them fails its checks."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core import checks
+
+from mcpsite.core.problems import Problem, check_messages
+
+
+def settings_problems() -> list[Problem]:
+    if settings.DEBUG:
+        return []
+    return [
+        Problem(
+            "conformance_fixtures.E001",
+            "conformance_fixtures is installed with DEBUG off: its diagnostic tools are for the conformance run only",
+            hint="Remove it from INSTALLED_APPS; only conformance_fixtures.settings (scripts/conformance) installs it.",
+        )
+    ]
+
+
+@checks.register(checks.Tags.security)
+def conformance_fixtures_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    return check_messages(settings_problems())
