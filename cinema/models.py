@@ -38,7 +38,7 @@ class PublicIdModel(models.Model):
         self.public_id = f"~{uuid.uuid4().hex[:16]}"
         super().save(*args, **kwargs)
         self.public_id = f"{self.id_prefix}{self.pk:0{self.id_width}d}"
-        type(self).objects.filter(pk=self.pk).update(public_id=self.public_id)
+        type(self)._default_manager.filter(pk=self.pk).update(public_id=self.public_id)
         return None
 
 

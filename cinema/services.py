@@ -15,8 +15,9 @@ import logging
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.hashers import check_password, make_password
@@ -109,7 +110,7 @@ def _labels_in(labels: list[str]) -> str:
     return f"s.label IN ({', '.join(['%s'] * len(labels))})"
 
 
-def _bookable(rows) -> dict[str, _BookableSeat]:
+def _bookable(rows: Iterable[Sequence[Any]]) -> dict[str, _BookableSeat]:
     return {row[1]: _BookableSeat(row[0], row[1], bool(row[2]), bool(row[3])) for row in rows}
 
 
@@ -348,7 +349,7 @@ def reservation_create(
 # --- password checks --------------------------------------------------------------------------
 
 
-def _password_throttle(*, reservation_id: str, api_key) -> dict:
+def _password_throttle(*, reservation_id: str, api_key: ApiKey | None) -> dict[str, str]:
     """Attempts are counted per (API key, reservation): another key's wrong guesses never lock a caller out."""
     caller = f"key{api_key.pk}" if api_key is not None else "local"  # stdio: the trusted local process
     key = f"{caller}:{reservation_id}"

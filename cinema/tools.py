@@ -144,6 +144,7 @@ def get_movie_list(args: dict, ctx) -> dict:
     """Films showing on the date, 表記揺れ-tolerant title search, recommendation flag."""
     on = parse_date(args.get("date"))
     limit = _positive("limit", args.get("limit"), MOVIE_LIST_DEFAULT_LIMIT, MOVIE_LIST_MAX_LIMIT)
+    assert limit is not None  # a default is given
     rows = selectors.movie_list(on=on, query=args.get("query"), limit=limit)
     return {"movies": [{**movie_entry(row.movie), "recommended": row.recommended} for row in rows]}
 
@@ -525,7 +526,7 @@ def cancel_reservation(args: dict, ctx) -> dict:
     return {
         "reservation_id": reservation.public_id,
         "released_seats": selectors.reservation_seat_labels(reservation=reservation),
-        "cancellation_time": _instant(reservation.cancelled_at),
+        "cancellation_time": _instant(reservation.cancelled_at or timezone.now()),  # set by the cancellation
         "status": reservation.status,
     }
 

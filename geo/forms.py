@@ -70,7 +70,8 @@ class ResolvePointsForm(forms.Form):
     )
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         text, upload = cleaned.get("coordinates") or "", cleaned.get("csv_file")
         if upload is not None:
             if upload.size > MAX_UPLOAD_BYTES:

@@ -142,7 +142,7 @@ def lookup(config: GaluchatConfig, granularity: str, points: list[list[int]], *,
     MalformedResponse (a 2xx body that is not JSON).
     """
     path = ENDPOINTS[granularity]
-    body = {"unit": float(config.unit), "points": points}
+    body: dict[str, Any] = {"unit": float(config.unit), "points": points}
     try:
         rate_limiter.acquire(config.requests_per_second)
     except QueueFull:

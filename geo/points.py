@@ -203,16 +203,19 @@ def _parse_located(points: list[Any], unit: Decimal) -> Points:
             where = point_location(index)
             raise InvalidInput(f"{where} must be an object with lat and lon, not {_kind(point)}", where)
         has_ref, ref = _check_ref(point, index)
-        lat, lon = point.get("lat"), point.get("lon")
+        lat: Any = point.get("lat")  # whatever the JSON held: checked below
+        lon: Any = point.get("lon")
         # The common case in cheap tests; anything unusual gets the detailed checks.
-        key = keys.get((lon, lat)) if type(lat) in _PLAIN and type(lon) in _PLAIN else _INVALID
+        key: object = keys.get((lon, lat)) if type(lat) in _PLAIN and type(lon) in _PLAIN else _INVALID
         if key is None and -90 <= lat <= 90 and -180 <= lon <= 180:
             key = keys[(lon, lat)] = (to_integer(lon), to_integer(lat))
         if key is None or key is _INVALID:
-            raise _coordinate_error(point, "lat", index, ref, has_ref) or _coordinate_error(
+            error = _coordinate_error(point, "lat", index, ref, has_ref) or _coordinate_error(
                 point, "lon", index, ref, has_ref
             )
-        parsed.keys.append(key)
+            assert error is not None  # a point refused by the quick check has a coordinate the full check refuses
+            raise error
+        parsed.keys.append(key)  # type: ignore[arg-type]  # not None nor _INVALID: a pair of integers
         parsed.has_refs.append(has_ref)
         parsed.refs.append(ref)
     return parsed

@@ -23,7 +23,7 @@ ZERO = Decimal(0)
 _AMOUNT = DecimalField(max_digits=20, decimal_places=2)
 
 
-def _sum(field: str):
+def _sum(field: str) -> Coalesce:
     """SUM of an amount column, exact on every backend.
 
     SQLite keeps decimals as REAL, and a million float additions drift by cents; there we add
@@ -34,8 +34,9 @@ def _sum(field: str):
     return Coalesce(Sum(field), Value(ZERO), output_field=_AMOUNT)
 
 
-def _amount(value) -> Decimal:
-    return Decimal(value).scaleb(-2) if connection.vendor == "sqlite" else value
+def _amount(value: Decimal | int) -> Decimal:
+    """A `_sum` result as money: whole cents on SQLite, the exact sum on PostgreSQL."""
+    return Decimal(value).scaleb(-2) if connection.vendor == "sqlite" else Decimal(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,7 +166,7 @@ def journal_entry_create(
         )
 
 
-def _lock_entry_for_reversal(entry_id) -> JournalEntry:
+def _lock_entry_for_reversal(entry_id: uuid.UUID | str) -> JournalEntry:
     # FOR UPDATE on the original: two staff reversing the same entry at once queue here, and the
     # second sees the first's reversal (the one-to-one constraint is the backstop).
     try:

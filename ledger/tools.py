@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.utils import timezone
 
@@ -51,6 +51,9 @@ _JOURNAL_ENTRY = {
     "required": ["id", "date", "description", "lines"],
 }
 _SECTION = {"type": "object", "properties": {"total": _NUMBER, "accounts": _ACCOUNT_ROWS}, "required": ["total"]}
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def parse_date(value: str, name: str) -> datetime.date:
@@ -126,7 +129,8 @@ def create_journal_entry(args: dict[str, Any], ctx: CallContext) -> dict[str, An
         )
         for i, line in enumerate(args["lines"])
     ]
-    entry = services.journal_entry_create(date=date, description=args["description"], lines=lines, actor=ctx.owner)
+    actor = cast("User | None", ctx.owner)  # the API key's owner: an instance of the user model
+    entry = services.journal_entry_create(date=date, description=args["description"], lines=lines, actor=actor)
     entry = selectors.journal_entry_get(entry_id=entry.pk)
     return {
         "success": True,

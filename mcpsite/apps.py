@@ -24,4 +24,4 @@ class AxesConfig(axes.apps.AppConfig):
 
 
 class TasksDbConfig(django_tasks_db.apps.TasksAppConfig):
-    verbose_name = _("Background tasks")
+    verbose_name = _("Background tasks")  # type: ignore[assignment]  # Django takes a lazy string here

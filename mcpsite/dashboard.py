@@ -162,11 +162,13 @@ def tool_calls_block(viewer: Viewer) -> Block | None:
     since = (viewer.now - datetime.timedelta(hours=TOOL_CALL_HOURS)).replace(microsecond=0)
     window = {"created_at__gte": iso(since)}
     by_tool = [
-        _tool_call_line(row.key, row, tool__exact=row.key, **window)
+        _tool_call_line(str(row.key), row, tool__exact=row.key, **window)
         for row in selectors.tool_call_stats(since=since, by="tool")
     ]
     keyed = selectors.tool_call_stats(since=since, by="api_key")
-    names = dict(ApiKey.objects.filter(pk__in=[r.key for r in keyed if r.key is not None]).values_list("pk", "name"))
+    names: dict[object, str] = dict(
+        ApiKey.objects.filter(pk__in=[r.key for r in keyed if r.key is not None]).values_list("pk", "name")
+    )
     by_key = [
         _tool_call_line(names.get(row.key, "—"), row, api_key__id__exact=row.key, **window)
         if row.key is not None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -155,6 +156,7 @@ def _with_headers(send, extra: list[tuple[bytes, bytes]]):
 
 
 async def _refuse(send, kind: str, error: ApplicationError) -> None:
+    body: dict[str, Any]
     if kind == REST:
         status, body = rest_status(error), {"error": as_jsonrpc(error)}
     else:  # /rpc and /mcp answer JSON-RPC; other pages get the same object, which a person can read too

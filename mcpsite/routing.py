@@ -44,7 +44,7 @@ channels_app = ProtocolTypeRouter(
                 path("", McpWebSocketConsumer.as_asgi(), {"group": "reminders"}),
                 path("ws", McpWebSocketConsumer.as_asgi()),
                 path("ws/<str:group>", McpWebSocketConsumer.as_asgi()),
-                re_path(r"", refuse_websocket),
+                re_path(r"", refuse_websocket),  # type: ignore[arg-type]  # URLRouter routes to ASGI apps
             ]
         ),
     }

@@ -159,7 +159,7 @@ def _database(url: str) -> dict:
     if base in ("sqlite", "postgres", "postgresql"):
         url = f"{base}{sep}{rest}"
     try:
-        return dj_database_url.parse(url)
+        return dict(dj_database_url.parse(url))
     except ValueError:  # dj_database_url.UnknownSchemeError included
         raise ImproperlyConfigured(
             f"DATABASE_URL scheme {scheme!r} is not supported; use {DATABASE_URL_FORMS}"

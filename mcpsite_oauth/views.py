@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import LoginView
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpRequest, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse_lazy
@@ -24,6 +24,7 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext
 from django.views.generic import TemplateView
+from django.views.generic.base import ContextMixin
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
@@ -63,9 +64,11 @@ BOUND_CREDENTIALS = ("client_id", "redirect_uri", "response_type", "state", "cod
 STALE_REQUEST = _("This sign-in request was already answered or has expired. Start again from the client.")
 
 
-class AdminStyleMixin:
+class AdminStyleMixin(ContextMixin):
     """The admin's language and look on the sign-in pages, headed with what the user signs in to (this site, for an
     MCP client), not the admin's "Django administration": most who sign in here are not staff."""
+
+    request: HttpRequest
 
     def get_context_data(self, **kwargs):
         header = _("%(site)s: sign in for an MCP client") % {"site": settings.MCP_SERVER_NAME}
@@ -216,7 +219,7 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         if form.cleaned_data.get("allow"):
             requested = set(form.cleaned_data["scope"].split())
             chosen = self.request.POST.getlist("groups")
-            allowed, refused = groups_for_user(user=self.request.user, requested=chosen)
+            allowed, refused = groups_for_user(user=self.request.user, requested=chosen)  # type: ignore[arg-type]  # signed in
             if refused or not set(chosen) <= requested & set(tool_groups()):
                 error = InvalidScopeError(description="A chosen scope is not available to this user", state=state)
                 return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
@@ -288,7 +291,7 @@ class RegistrationManagementView(DynamicClientRegistrationManagementView):
         return super().put(request, *args, **kwargs)
 
 
-def list_text(items: Iterable[str]) -> str:
+def list_text(items: Iterable[object]) -> str:
     """Items joined the reader's way ("a, b" in English, "a、b" in Japanese)."""
     return pgettext("list separator", ", ").join(str(item) for item in items)
 
@@ -320,7 +323,7 @@ class ConnectionsView(AdminStyleMixin, LoginRequiredMixin, TemplateView):
         return {
             **super().get_context_data(**kwargs),
             "title": _("Connected MCP clients"),
-            "connections": user_connections(user=self.request.user),
+            "connections": user_connections(user=self.request.user),  # type: ignore[arg-type]  # login required
         }
 
     def post(self, request, *args, **kwargs):

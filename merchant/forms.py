@@ -20,7 +20,8 @@ class StockAdjustmentForm(forms.Form):
     note = forms.CharField(label=_("note"), max_length=200, required=False)
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("reason") != InventoryMovement.Reason.CORRECTION and data.get("quantity") == 0:
             self.add_error("quantity", gettext("A sale or restock moves at least one unit."))
         return data

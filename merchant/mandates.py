@@ -157,7 +157,8 @@ def price_warnings(lines: list[CartLine], agent_products: list[dict[str, Any]]) 
     by_id = {line.product.pk: line for line in lines}
     warnings = []
     for item in agent_products:
-        line = by_id.get(item.get("id")) if isinstance(item.get("id"), int) else None
+        product_id = item.get("id")
+        line = by_id.get(product_id) if isinstance(product_id, int) else None
         if line is None:
             continue
         claimed = item.get("price_jpy")

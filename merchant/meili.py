@@ -37,7 +37,7 @@ def client() -> meilisearch.Client:
     return meilisearch.Client(
         settings.MEILISEARCH_URL,
         settings.MEILISEARCH_MASTER_KEY or None,
-        timeout=settings.MEILISEARCH_TIMEOUT_S,
+        timeout=settings.MEILISEARCH_TIMEOUT_S,  # type: ignore[arg-type]  # seconds, handed to requests: a float is fine
     )
 
 

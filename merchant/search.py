@@ -97,7 +97,7 @@ class Contains(Func):
 Row = tuple
 # `active` is not read: every candidate is active (the in-stock filter), and SQLite would return it as an integer.
 ROW_FIELDS = ("id", "name_key", "matched", *(f for f in Product.LISTED_FIELDS if f not in ("id", "active")))
-_LISTED_COLUMNS = ", ".join(f"p.{Product._meta.get_field(name).column}" for name in ROW_FIELDS[3:])
+_LISTED_COLUMNS = ", ".join(f"p.{Product._meta.get_field(name).column}" for name in ROW_FIELDS[3:])  # type: ignore[union-attr]  # concrete fields
 
 
 def products_in_order(*, ids: list[int]) -> list[Product]:

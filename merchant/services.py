@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,7 +19,7 @@ from .search import sqlite_has_fts
 from .signals import sync_after_commit
 
 
-def _enough_stock(rows, delta: int):
+def _enough_stock(rows: QuerySet[Product], delta: int) -> QuerySet[Product]:
     """The guard of a decrement: only rows that still hold enough stock are updated."""
     return rows.filter(inventory_count__gte=-delta) if delta < 0 else rows
 

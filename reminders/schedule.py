@@ -49,7 +49,10 @@ _HAS_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
 def offset_name(value: datetime.datetime) -> str:
     """'+09:00' for an aware datetime's UTC offset (seconds are not kept: ISO offsets are minutes)."""
-    total = int(value.utcoffset().total_seconds()) // 60
+    offset = value.utcoffset()
+    if offset is None:
+        raise ValueError("offset_name needs an aware datetime")
+    total = int(offset.total_seconds()) // 60
     sign = "-" if total < 0 else "+"
     hours, minutes = divmod(abs(total), 60)
     return f"{sign}{hours:02d}:{minutes:02d}"
@@ -146,7 +149,7 @@ def _check_bounded(parts: dict[str, str]) -> None:
     # BYDAY=TU from a Friday never fires) and a weekly one only some weeks; dateutil would search to the year
     # 9999. Every other week on chosen weekdays (FREQ=WEEKLY;INTERVAL=2;BYDAY=MO) is fine: each week has them all.
     stepped_filters = {"HOURLY": (*_DAY_PARTS, "BYDAY"), "DAILY": (*_DAY_PARTS, "BYDAY"), "WEEKLY": _DAY_PARTS}
-    filters = [name for name in stepped_filters.get(parts.get("FREQ"), ()) if name in parts]
+    filters = [name for name in stepped_filters.get(parts.get("FREQ") or "", ()) if name in parts]
     if interval not in {None, "1"} and filters:
         raise InvalidParams(
             f"repeat INTERVAL with {', '.join(filters)} is supported with FREQ=MONTHLY or FREQ=YEARLY only"

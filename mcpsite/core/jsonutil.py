@@ -17,6 +17,7 @@ import datetime
 import json
 import math
 import uuid
+from collections.abc import Mapping
 from decimal import Decimal
 from itertools import chain
 from typing import Any
@@ -119,7 +120,9 @@ class CompactJSONRenderer(JSONRenderer):
     ensure_ascii = False
     compact = True
 
-    def render(self, data, accepted_media_type=None, renderer_context=None):
+    def render(
+        self, data: Any, accepted_media_type: str | None = None, renderer_context: Mapping[str, Any] | None = None
+    ) -> bytes:
         if data is None:
             return b""
         return dumps(data).encode()

@@ -24,6 +24,8 @@ from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 
 from .errors import RateLimited
 
@@ -69,7 +71,7 @@ _sqlite_write_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def _write_transaction(alias: str, connection) -> Iterator[Any]:
+def _write_transaction(alias: str, connection: BaseDatabaseWrapper) -> Iterator[Any]:
     """A cursor in a transaction of its own (on SQLite queued behind this process's other takes)."""
     queued = connection.vendor == "sqlite" and not connection.in_atomic_block
     with (
@@ -87,20 +89,22 @@ class DatabaseStore:
     lock_rows = True  # the tests' control turns the row lock off to show the race it prevents
 
     @staticmethod
-    def _tables(connection) -> tuple[str, str]:
+    def _tables(connection: BaseDatabaseWrapper) -> tuple[str, str]:
         from mcpsite.models import RateSlot, RateWindow
 
         quote = connection.ops.quote_name
         return quote(RateWindow._meta.db_table), quote(RateSlot._meta.db_table)
 
     @staticmethod
-    def _connection():
+    def _connection() -> tuple[str, BaseDatabaseWrapper]:
         from mcpsite.models import RateWindow
 
         alias = router.db_for_write(RateWindow)
         return alias, connections[alias]
 
-    def _position(self, cursor, connection, bucket: str, *, lock: bool) -> tuple[int, float, float | None] | None:
+    def _position(
+        self, cursor: CursorWrapper, connection: BaseDatabaseWrapper, bucket: str, *, lock: bool
+    ) -> tuple[int, float, float | None] | None:
         """(next slot, latest admission, the next slot's time or None), or None for a window not yet made."""
         windows, slots = self._tables(connection)
         if not (lock and connection.features.has_select_for_update):
@@ -314,11 +318,18 @@ def rate_windows_prune() -> int:
     return DatabaseStore().prune(limiter.clock())
 
 
-def _api_key_rate(api_key) -> dict:
+class RatedKey(Protocol):
+    """What the limits need of an API key (mcpsite.models.ApiKey): its id and its rate ("" for the default)."""
+
+    pk: Any
+    rate: str
+
+
+def _api_key_rate(api_key: RatedKey) -> dict[str, str]:
     return {"group": API_KEY_GROUP, "key": str(api_key.pk), "rate": api_key.rate or settings.MCP_DEFAULT_RATE}
 
 
-def enforce_api_key_rate(api_key) -> None:
+def enforce_api_key_rate(api_key: RatedKey | None) -> None:
     """One request by this key; RateLimited (429) past the key's rate (default 100/min)."""
     if api_key is None:  # stdio and other trusted local callers
         return
@@ -326,7 +337,7 @@ def enforce_api_key_rate(api_key) -> None:
         raise RateLimited()
 
 
-def api_key_retry_after(api_key) -> int | None:
+def api_key_retry_after(api_key: RatedKey) -> int | None:
     """Whole seconds until the key may call again when it is over its rate (the `Retry-After` of the 429 it got);
     None when it is not, so a 429 from another limit is not given the key's wait."""
     return retry_after(**_api_key_rate(api_key))

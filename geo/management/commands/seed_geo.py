@@ -33,6 +33,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, resolve=False, **options):
         for name, (granularity, points) in SAMPLES.items():
+            assert isinstance(points, list)
             lookup, created = PointLookup.objects.get_or_create(
                 name=name, defaults={"granularity": granularity, "points": points, "point_count": len(points)}
             )
