@@ -88,8 +88,8 @@ def _customer_name_validate(name: str | None) -> str:
 
 
 # The booking's reads are raw SQL, two statements a booking: the show and its seats before the hash, the seats again
-# after it. As ORM queries (the show; the seats; their bookings; twice for the seats) compiling them was most of their
-# time (py-spy --gil on bench_cinema_booking).
+# after it. The equivalent ORM queries (the show; the seats; their bookings; twice for the seats) cost more to compile
+# than to run (bench/bench_cinema_booking.py).
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,10 +219,9 @@ def _reservation_write(
     day = timezone.localdate(now)
     seat_ids = sorted(seat.pk for seat in seats)
     if connection.vendor == "postgresql":
-        # One statement, its own transaction: the number, the reservation and its seats (the ORM's insert, bulk
-        # insert, BEGIN and COMMIT were four round trips inside the section every booking of the day waits for,
-        # the counter's lock: py-spy on bench_cinema_booking). Inside a caller's transaction a savepoint keeps a
-        # refused seat from breaking it.
+        # One statement, its own transaction: the number, the reservation and its seats. The ORM's insert, bulk
+        # insert, BEGIN and COMMIT would be four round trips inside the section every booking of the day waits for
+        # (the counter's lock). Inside a caller's transaction a savepoint keeps a refused seat from breaking it.
         with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
             return _reservation_insert_postgresql(
                 schedule=schedule, seat_ids=seat_ids, customer_name=customer_name, password_hash=password_hash,
@@ -327,9 +326,8 @@ def reservation_create(
 
     # No lock on the show: the partial unique index (one active booking per seat and show) is what refuses a
     # seat sold meanwhile, and the day's counter row, locked from its increment to the commit, already runs
-    # the writes one at a time. A show lock (and the re-check under it) added two round trips to that
-    # one-at-a-time section, which every booking waits for (bench_cinema_booking: py-spy showed the server's
-    # threads waiting on PostgreSQL, not hashing).
+    # the writes one at a time. A show lock (and the re-check under it) would add two round trips to that
+    # one-at-a-time section, which every booking waits for.
     try:
         reservation = _reservation_write(
             schedule=schedule, seats=seat_rows, customer_name=name, password_hash=password_hash, now=now

@@ -13,7 +13,6 @@ from mcpsite.tracing import traced_asgi  # noqa: E402
 application = traced_asgi(site)
 
 # What is loaded by now (modules, settings, the URL conf, the tool registry, the MCP server) lives as long as the
-# process: frozen out of the garbage collector's reach, so the collections a request triggers no longer walk it
-# (bench/bench_geo.py, which sets its process up through this module: the collector's share of a 10,000-point
-# resolve_points fell from 17% to 1%, py-spy).
+# process: frozen out of the garbage collector's reach, so the collections a request triggers do not walk it (a
+# 10,000-point resolve_points allocates enough to trigger several; bench/bench_geo.py sets its process up here).
 gc.freeze()

@@ -92,8 +92,7 @@ class Contains(Func):
 
 
 # A candidate row: (id, folded name, terms matched, then the rest of Product.LISTED_FIELDS but `active`). The listed
-# fields come with the candidates so the products found are built from them: loading the 20 in a second query was a
-# third of a search (profiled with bench_merchant).
+# fields come with the candidates so the products found are built from them, without a second query for the 20.
 Row = tuple
 # `active` is not read: every candidate is active (the in-stock filter), and SQLite would return it as an integer.
 ROW_FIELDS = ("id", "name_key", "matched", *(f for f in Product.LISTED_FIELDS if f not in ("id", "active")))

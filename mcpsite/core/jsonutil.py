@@ -102,9 +102,9 @@ def _is_plain_json(value: Any) -> bool:
 def to_jsonable(value: Any) -> Any:
     """Plain JSON types only (for `structuredContent`, which the SDK validates with pydantic).
 
-    A value that is plain JSON already is returned as it is, the same object, not a copy: the round trip through
-    orjson was most of what this cost on geo's 10,000-point results (bench/bench_geo.py). So a caller must not
-    mutate what it passed in or got back while the other side still uses it (none does).
+    A value that is plain JSON already is returned as it is, the same object, not a copy (a round trip of geo's
+    10,000-point results through orjson costs more than checking them). So a caller must not mutate what it passed
+    in or got back while the other side still uses it (none does).
     """
     return value if _is_plain_json(value) else _round_trip(value)
 

@@ -23,8 +23,7 @@ from .errors import InvalidParams
 _TITLE_NOISE = re.compile(r"[\s\-‐‑‒–—―ー〜~～・･·.,、。!！?？:：'\"「」『』()（）]+")
 # Katakana to hiragana (jaconv.kata2hira's own table) and the long-vowel marks, wave dashes and middle dots dropped
 # (after NFKC: ｰ -> ー, ･ -> ・) in one str.translate: each pass walks the text through a dict lookup per character,
-# and merchant's search folds every candidate's name to rank it (two passes were a third of its re-ranking,
-# profiled with bench_merchant).
+# and merchant's search folds every candidate's name to rank it.
 _SEARCH_FOLD = {**K2H_TABLE, **dict.fromkeys(map(ord, "ー〜～・"))}
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
