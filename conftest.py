@@ -25,10 +25,73 @@ def pytest_sessionstart(session):
             translation_file_changed(sender=None, file_path=mo)  # drop catalogues loaded before it existed
 
 
+def pytest_configure(config):
+    """The run's live-site template (mcpsite/tests/live.py) is named here, in the process pytest-xdist's workers
+    inherit their environment from, so that they share it; that process removes it at the end."""
+    import os
+    import tempfile
+    import uuid
+
+    if not hasattr(config, "workerinput") and "MCPSITE_LIVE_RUN" not in os.environ:
+        os.environ["MCPSITE_LIVE_RUN"] = uuid.uuid4().hex[:10]
+        os.environ["MCPSITE_LIVE_DIR"] = tempfile.mkdtemp(prefix="mcpsite-live-")
+        config._mcpsite_owns_live_template = True
+
+
+def pytest_unconfigure(config):
+    import os
+    import shutil
+
+    if getattr(config, "_mcpsite_owns_live_template", False):
+        from mcpsite.tests.live import drop_template
+
+        drop_template(os.environ.pop("MCPSITE_LIVE_RUN"))
+        shutil.rmtree(os.environ.pop("MCPSITE_LIVE_DIR"), ignore_errors=True)
+
+
+_live_template: dict = {}
+
+
+def _start_live_template() -> None:
+    """Prepare the live-site template in a thread (a subprocess does the work) while the first tests run."""
+    import os
+    import threading
+    from pathlib import Path
+
+    from mcpsite.tests.live import prepare_template
+
+    def prepare():
+        try:
+            _live_template["template"] = prepare_template(
+                Path(os.environ["MCPSITE_LIVE_DIR"]), os.environ["MCPSITE_LIVE_RUN"]
+            )
+        except Exception as exc:  # raised by the fixture, in the first test that needs it
+            _live_template["error"] = exc
+
+    _live_template["thread"] = threading.Thread(target=prepare, daemon=True)
+    _live_template["thread"].start()
+
+
+@pytest.fixture(scope="session")
+def live_template():
+    """The database, static files and key every `live_site` of this run copies (mcpsite/tests/live.py)."""
+    if "thread" not in _live_template:
+        _start_live_template()
+    _live_template["thread"].join()
+    if "error" in _live_template:
+        raise _live_template["error"]
+    return _live_template["template"]
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """`@pytest.mark.postgres` tests run only in the PostgreSQL pass of `make test`."""
+    """`@pytest.mark.postgres` tests run only in the PostgreSQL pass of `make test`; browser tests run last (one
+    Chromium for all of them); the live-site template is started if a test needs it."""
     from django.conf import settings
 
+    items.sort(key=_uses_browser)  # stable: pytest-django's order otherwise
+    if any("live_template" in item.fixturenames for item in items) and "thread" not in _live_template:
+        _start_live_template()
     if "postgresql" in settings.DATABASES["default"]["ENGINE"]:
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL (runs in the PostgreSQL pass of make test)")
@@ -159,49 +222,83 @@ def mcp_tools_list(mcp_client):
     return lambda group: mcp_client(group, listed)
 
 
-@pytest.fixture
-def browser_page():
-    """A headless Debian Chromium page driven by Playwright, for staff-facing admin pages.
+class _Chromium:
+    """One headless Debian Chromium (through Playwright) for consecutive browser tests: a new context per test.
 
-    Use with pytest-django's `live_server` (and `transactional_db`): log in through /admin/login/.
+    While Playwright runs, its event loop counts as running in this thread, so `anyio.run` and Django's async-safety
+    guard would fail in a test without a browser: `pytest_runtest_setup` stops it before such a test, and
+    `pytest_collection_modifyitems` runs the browser tests last so that it starts once per process.
     """
-    import os
-    import shutil
 
-    from playwright.sync_api import sync_playwright
+    CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    if not os.path.exists(chromium):
-        pytest.fail("Debian chromium is not installed (make test installs it: apt-get install chromium)")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test
-    # itself are still synchronous, so Django's async-safety guard does not apply here.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        # Staff browsers ask for Japanese (the admin follows Accept-Language through LocaleMiddleware).
-        page = browser.new_page(locale="ja-JP")
-        try:
-            yield page
-        finally:
-            browser.close()
-            # Connections opened while Playwright's loop ran are invisible to pytest-django's
-            # teardown; close them (still inside the loop) so the PostgreSQL test database can be dropped.
-            from django.db import connections
+    def __init__(self):
+        self.playwright = self.browser = None
 
-            connections.close_all()
+    def get(self):
+        import os
+        import shutil
+
+        if self.browser is None:
+            from playwright.sync_api import sync_playwright
+
+            chromium = shutil.which("chromium") or "/usr/bin/chromium"
+            if not os.path.exists(chromium):
+                pytest.fail("Debian chromium is not installed (make test installs it: apt-get install chromium)")
+            # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test itself are
+            # still synchronous, so Django's async-safety guard does not apply here.
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+            self.playwright = sync_playwright().start()
+            self.browser = self.playwright.chromium.launch(
+                executable_path=chromium, headless=True, args=self.CHROMIUM_ARGS
+            )
+        return self.browser
+
+    def stop(self):
+        import os
+
+        if self.playwright is not None:
+            self.browser.close()
+            self.playwright.stop()
+            self.playwright = self.browser = None
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+_chromium = _Chromium()
+
+
+def _uses_browser(item) -> bool:
+    return "browser_page" in getattr(item, "fixturenames", ())
+
+
+def pytest_runtest_setup(item):
+    if not _uses_browser(item):
+        _chromium.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """The run's Chromium (see _Chromium); stopped at the end of the session."""
+    yield _chromium
+    _chromium.stop()
+
+
+@pytest.fixture
+def browser_page(chromium):
+    """A page in a fresh browser context (cookies, storage) of the session's headless Chromium, for staff-facing
+    admin pages. Use with pytest-django's `live_server` (and `transactional_db`): log in through /admin/login/."""
+    # Staff browsers ask for Japanese (the admin follows Accept-Language through LocaleMiddleware).
+    context = chromium.get().new_context(locale="ja-JP")
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+        # Connections opened while Playwright's loop ran are invisible to pytest-django's teardown; close them
+        # (still inside the loop) so the PostgreSQL test database can be dropped.
+        from django.db import connections
+
+        connections.close_all()
 
 
 @pytest.fixture

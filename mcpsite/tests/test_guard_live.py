@@ -13,8 +13,8 @@ PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with live_site(tmp_path_factory.mktemp("guard")) as live:
+def site(live_template, tmp_path_factory):
+    with live_site(live_template, tmp_path_factory.mktemp("guard")) as live:
         live.env["HTTP_BODY_TIMEOUT_S"] = "3"
         live.url = live.start_server(access_log=True)
         yield live

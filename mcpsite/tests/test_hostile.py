@@ -55,8 +55,8 @@ class _Galuchat(LoopbackUpstream):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with loopback_upstream(_Galuchat) as galuchat, live_site(tmp_path_factory.mktemp("hostile")) as live:
+def site(live_template, tmp_path_factory):
+    with loopback_upstream(_Galuchat) as galuchat, live_site(live_template, tmp_path_factory.mktemp("hostile")) as live:
         live.env.update(
             GALUCHAT_BASE_URL=galuchat,
             GALUCHAT_REQUESTS_PER_SECOND="10000",

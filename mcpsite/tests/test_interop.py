@@ -24,11 +24,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with live_site(tmp_path_factory.mktemp("live")) as live:
-        live.start_server()
+def site(live_template, tmp_path_factory):
+    with live_site(live_template, tmp_path_factory.mktemp("live")) as live:
         # urls[1]: the stateful SSE mode (MCP_STATELESS_HTTP=0), for the session and GET-stream tests.
-        live.start_server(MCP_STATELESS_HTTP="0", MCP_JSON_RESPONSE="0")
+        live.start_servers({}, {"MCP_STATELESS_HTTP": "0", "MCP_JSON_RESPONSE": "0"})
         yield live
 
 

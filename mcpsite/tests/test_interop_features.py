@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -69,13 +70,15 @@ def galuchat():
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, galuchat):
-    with live_site(tmp_path_factory.mktemp("live-features")) as live:
-        live.manage("shell", "-v", "0", "-c", SETUP)
+def site(live_template, tmp_path_factory, galuchat):
+    with live_site(live_template, tmp_path_factory.mktemp("live-features")) as live:
+        live.shell(SETUP)
         env = {"GALUCHAT_BASE_URL": galuchat[0], "GALUCHAT_MAX_POINTS_PER_REQUEST": "2"}
-        live.start_server(**env)  # urls[0]: the production default (stateless, JSON responses)
-        live.start_server(MCP_STATELESS_HTTP="0", MCP_JSON_RESPONSE="0", **env)  # urls[1]: sessions (README)
-        live.start_server(MCP_JSON_RESPONSE="0", **env)  # urls[2]: stateless, each reply streamed
+        live.start_servers(
+            env,  # urls[0]: the production default (stateless, JSON responses)
+            {"MCP_STATELESS_HTTP": "0", "MCP_JSON_RESPONSE": "0", **env},  # urls[1]: sessions (README)
+            {"MCP_JSON_RESPONSE": "0", **env},  # urls[2]: stateless, each reply streamed
+        )
         yield live
 
 
@@ -91,10 +94,6 @@ def _run_http(url: str, key: str, fn, **session_options):
     return anyio.run(functools.partial(_http, url, key, fn, **session_options))
 
 
-def _count(site, model: str, **filters) -> int:
-    app, name = model.split(".")
-    code = f"from {app}.models import {name}; print({name}.objects.filter(**{filters!r}).count())"
-    return int(site.manage("shell", "-v", "0", "-c", code))
 
 
 def _asker(answer: types.ElicitResult, asked: list):
@@ -150,7 +149,7 @@ def test_stateful_http_asks_before_message_send(site, answer, sent):
     result = _run_http(site.urls[1], site.key, scenario, elicitation_callback=_asker(answer, asked))
     assert len(asked) == 1 and "hanako@example.com" in asked[0] and text in asked[0]
     assert (result.structured_content["status"] == "ok") == bool(sent)
-    assert _count(site, "reminders.Message", text=text) == sent
+    assert site.count("reminders_message", text=text) == sent
 
 
 @pytest.mark.parametrize("url_index", [1, 2], ids=["stateful-sse", "stateless-sse"])
@@ -176,7 +175,7 @@ def test_cancelling_resolve_points_over_http_stops_further_upstream_requests(sit
     "needs a session" for cancellation."""
     received = galuchat[1]
     received.clear()
-    calls_before = _count(site, "mcpsite.ToolCall", tool="resolve_points")
+    calls_before = site.count("mcpsite_toolcall", tool="resolve_points")
     _Galuchat.open.clear()
 
     async def scenario(session, _capabilities):
@@ -202,9 +201,10 @@ def test_cancelling_resolve_points_over_http_stops_further_upstream_requests(sit
         in_flight = _run_http(site.urls[url_index], site.key, scenario)
     finally:
         _Galuchat.open.set()
-    for _ in range(60):  # until the call has ended and been audited (the audit is flushed every second)
-        if _count(site, "mcpsite.ToolCall", tool="resolve_points") > calls_before:
+    for _ in range(300):  # until the call has ended and been audited (the audit is flushed every second)
+        if site.count("mcpsite_toolcall", tool="resolve_points") > calls_before:
             break
+        time.sleep(0.1)
     assert in_flight == UPSTREAM_CONCURRENCY < 6
     assert len(received) == (in_flight if stops else 6)
 
@@ -289,7 +289,7 @@ def test_stdio_serves_resources_prompts_confirmation_and_subscriptions(site):
     assert prompts == ["book_seats_for_film", "month_end_check", "gift_under_budget", "repeating_reminder"]
     assert cancelled.structured_content == {
         "status": "error", "error": "Not sent: the user cancelled sending this message to 山田花子"}  # fmt: skip
-    assert len(asked) == 1 and _count(site, "reminders.Message", text="stdio cancel") == 0
+    assert len(asked) == 1 and site.count("reminders_message", text="stdio cancel") == 0
     assert updates == [SEATS.format("live0")]
 
 

@@ -94,8 +94,8 @@ def test_concurrent_takes_in_redis_admit_exactly_the_rate(redis_limits):
     assert errors == [] and sum(admitted) == 50
 
 
-def test_two_server_processes_share_a_limit_through_redis(redis_url, tmp_path):
-    with live_site(tmp_path) as site:
+def test_two_server_processes_share_a_limit_through_redis(redis_url, live_template, tmp_path):
+    with live_site(live_template, tmp_path) as site:
         site.env["REDIS_URL"] = redis_url
         first, second = site.start_server(), site.start_server()
         key, pk = site.create_api_key("redis-limited", "--rate", "6/m")

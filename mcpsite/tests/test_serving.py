@@ -475,9 +475,9 @@ def sessions(url: str, key: str, count: int) -> list:
 
 
 @pytest.mark.slow
-def test_three_worker_processes_serve_every_official_client_session(tmp_path):
+def test_three_worker_processes_serve_every_official_client_session(live_template, tmp_path):
     """`uvicorn --workers 3` after `migrate` alone: 12 of 12 sessions failed with 'Session not found'."""
-    with live_site(tmp_path) as site:
+    with live_site(live_template, tmp_path) as site:
         url = site.start_server(workers=3)
         outcomes = sessions(f"{url}/mcp", site.key, 12)
     failures = [o for o in outcomes if isinstance(o, Exception)]
@@ -485,10 +485,10 @@ def test_three_worker_processes_serve_every_official_client_session(tmp_path):
 
 
 @pytest.mark.slow
-def test_two_servers_behind_an_alternating_proxy(tmp_path):
+def test_two_servers_behind_an_alternating_proxy(live_template, tmp_path):
     """Two server processes (as on two hosts) behind a proxy that alternates per request: every session works, and
     a key's rate is exact across both (10/min: 10 calls answered, the rest refused)."""
-    with live_site(tmp_path) as site:
+    with live_site(live_template, tmp_path) as site:
         backends = [site.start_server(), site.start_server()]
         proxy = AlternatingProxy(backends)
         with proxy as proxy_url:
@@ -510,25 +510,24 @@ def test_two_servers_behind_an_alternating_proxy(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_killed_process_loses_at_most_the_audit_buffer(tmp_path):
+def test_a_killed_process_loses_at_most_the_audit_buffer(live_template, tmp_path):
     """kill -9 of a server loses only the rows still buffered: at most MCP_AUDIT_BUFFER_ROWS (here 5 of 12 calls
     with no timed flush: the 10 that filled two buffers were written), and none once the timed flush has run."""
-    with live_site(tmp_path) as site:
+    with live_site(live_template, tmp_path) as site:
         url = site.start_server(MCP_AUDIT_FLUSH_SECONDS="3600", MCP_AUDIT_BUFFER_ROWS="5")
         headers = {"Authorization": f"Bearer {site.key}", "Accept": "application/json, text/event-stream"}
         for _ in range(12):
             assert "result" in httpx2.post(f"{url}/mcp", json=ECHO, headers=headers, timeout=30).json()
         site.processes[-1].kill()
         site.processes[-1].wait(10)
-        count = "from mcpsite.models import ToolCall; print(ToolCall.objects.filter(tool='test_echo').count())"
-        after_kill = int(site.manage("shell", "-v", "0", "-c", count))
+        after_kill = site.count("mcpsite_toolcall", tool="test_echo")
 
         url = site.start_server(MCP_AUDIT_FLUSH_SECONDS="0.2")
         for _ in range(3):
             httpx2.post(f"{url}/mcp", json=ECHO, headers=headers, timeout=30)
         flushed = 0
         for _ in range(100):  # the flush interval is 0.2 s; allow the slowest machine 20 s
-            flushed = int(site.manage("shell", "-v", "0", "-c", count)) - after_kill
+            flushed = site.count("mcpsite_toolcall", tool="test_echo") - after_kill
             if flushed == 3:
                 break
             anyio.run(anyio.sleep, 0.2)

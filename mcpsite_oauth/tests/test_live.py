@@ -33,16 +33,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with live_site(tmp_path_factory.mktemp("oauth-live")) as live:
+def site(live_template, tmp_path_factory):
+    with live_site(live_template, tmp_path_factory.mktemp("oauth-live")) as live:
         url = live.start_server()
         script = f"from mcpsite_oauth.tests.live_setup import main; main({url!r})"
-        live.info = json.loads(live.manage("shell", "-v", "0", "-c", script))
+        live.info = json.loads(live.shell(script))
         yield live
-
-
-def shell(site, code: str) -> str:
-    return site.manage("shell", "-v", "0", "-c", code).strip()
 
 
 class MemoryStorage:
@@ -165,14 +161,13 @@ def test_official_client_signs_in_through_the_browser_and_calls_tools(site):
     assert seen["event"].structured_content["status"] == "ok"
     assert seen["ledger"].is_error and seen["ledger"].structured_content["code"] == 403
     event_id = seen["event"].structured_content["id"]
-    owner = shell(site, f"from reminders.models import Event; print(Event.objects.get(public_id={event_id!r}).owner)")
+    owner = site.shell(f"from reminders.models import Event; print(Event.objects.get(public_id={event_id!r}).owner)")
     assert owner == "hanako"
     tokens = seen["storage"].tokens
     assert sorted(tokens.scope.split()) == ["cinema", "reminders"]
 
     # The audit names the user and the client, as it names a key.
-    audit = shell(
-        site,
+    audit = site.shell(
         "from mcpsite.models import ToolCall; "
         "print(sorted({(c.tool, c.user.username, c.oauth_client.name, c.api_key_id) "
         "for c in ToolCall.objects.filter(oauth_client__isnull=False)}))",
@@ -257,8 +252,7 @@ def test_a_scope_the_user_lost_or_never_had_gives_nothing(site):
 def test_a_revoked_token_stops_at_the_next_request(site):
     base, token = site.urls[0], site.info["tokens"]["to_revoke"]
     assert _post(base, "/mcp", token).status_code == 200
-    shell(
-        site,
+    site.shell(
         "from oauth2_provider.models import AccessToken; from mcpsite_oauth.services import access_tokens_revoke; "
         "import hashlib; t = AccessToken.objects.get(token_checksum=hashlib.sha256(b'tok-revoke').hexdigest()); "
         "access_tokens_revoke(token_ids=[t.pk])",

@@ -10,7 +10,7 @@ from mcpsite.tests.live import live_site, mcp_session
 pytestmark = pytest.mark.slow
 
 
-def test_official_client_searches_and_builds_a_mandate(tmp_path):
+def test_official_client_searches_and_builds_a_mandate(live_template, tmp_path):
     async def scenario(session):
         tools = {t.name for t in (await session.list_tools()).tools}
         found = await session.call_tool("search_products", {"keywords": ["ﾑｷﾞﾎﾞｰ"], "limit": 3})
@@ -25,7 +25,7 @@ def test_official_client_searches_and_builds_a_mandate(tmp_path):
         )
         return tools, found, cart, too_many
 
-    with live_site(tmp_path) as site:
+    with live_site(live_template, tmp_path) as site:
         site.manage("seed_merchant", "-v", "0")
         url = site.start_server()
         tools, found, cart, too_many = anyio.run(mcp_session, f"{url}/mcp/merchant", site.key, scenario)
