@@ -147,6 +147,40 @@ def http_post(client, api_key):
     return send
 
 
+_THE_API_KEY = object()  # "the api_key fixture's key"
+
+
+class Rpc:
+    """Seed JSON-RPC over `POST /rpc` through the Django test client, as the `api_key` fixture's key (`raw_key=`
+    another, or None for no Authorization header)."""
+
+    def __init__(self, http_post):
+        self.http_post = http_post
+
+    def post(self, body, raw_key=_THE_API_KEY):
+        """The HTTP response to any body (a batch, bad JSON, ...)."""
+        return self.http_post("/rpc", body) if raw_key is _THE_API_KEY else self.http_post("/rpc", body, raw_key)
+
+    def send(self, message: dict, raw_key=_THE_API_KEY, status: int | None = 200) -> dict:
+        """The JSON answer to `message`, whose HTTP status must be `status` (None: any)."""
+        response = self.post(message, raw_key)
+        if status is not None:
+            assert response.status_code == status, response.content
+        return response.json()
+
+    def __call__(self, method: str, params: dict | None = None, id_=1, raw_key=_THE_API_KEY) -> dict:
+        """The JSON answer to a call of `method` (any HTTP status)."""
+        message = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
+        return self.send(message, raw_key, status=None)
+
+
+@pytest.fixture
+def rpc(http_post):
+    """rpc(method, params, id_=1) -> the JSON-RPC answer of POST /rpc; rpc.send(message) for a whole message,
+    rpc.post(body) for the HTTP response (see Rpc)."""
+    return Rpc(http_post)
+
+
 @pytest.fixture
 def tool_context(api_key):
     key, _raw = api_key

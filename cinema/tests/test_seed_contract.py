@@ -436,16 +436,6 @@ def validate_output(name: str, result: dict) -> None:
     Draft202012Validator(SEED[name]["outputSchema"], format_checker=FormatChecker()).validate(result)
 
 
-@pytest.fixture
-def rpc(http_post):
-    def post(message: dict) -> dict:
-        response = http_post("/rpc", message)
-        assert response.status_code == 200
-        return response.json()
-
-    return post
-
-
 # --- definitions ----------------------------------------------------------------------------------
 
 
@@ -481,7 +471,7 @@ def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):
 
 
 def test_rpc_tools_list_exposes_the_seed_schemas(rpc):
-    listed = {t["name"]: t for t in rpc({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]}
+    listed = {t["name"]: t for t in rpc.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]}
     for name, seed in SEED.items():
         listed[name]["inputSchema"] = as_seed(name, listed[name]["inputSchema"])
         assert {key: listed[name][key] for key in seed} == seed
@@ -498,7 +488,7 @@ def test_every_seed_request_answers_in_the_seed_shape(rpc, seed_world, call_tool
     for request in SEED_REQUESTS:
         if request["method"] == "get_reservation_details":  # the booking the sample before made
             request = {**request, "params": {**request["params"], "reservation_id": booked}}
-        answer = rpc(request)
+        answer = rpc.send(request)
         assert answer.keys() == {"jsonrpc", "id", "result"}, answer
         assert (answer["jsonrpc"], answer["id"]) == ("2.0", request["id"])
         name, result = request["method"], answer["result"]
@@ -529,26 +519,26 @@ def test_optional_fields_may_be_absent_but_never_null(call_tool, seed_world):
 
 
 def test_seed_error_invalid_date(rpc, seed_world):
-    answer = rpc({"jsonrpc": "2.0", "id": 1, "method": "get_movie_list", "params": {"date": "2026/02/20"}})
+    answer = rpc.send({"jsonrpc": "2.0", "id": 1, "method": "get_movie_list", "params": {"date": "2026/02/20"}})
     assert answer == {"jsonrpc": "2.0", "id": 1, "error": SEED_ERRORS[0]}
 
 
 def test_seed_error_seat_conflict(rpc, seed_world):
     book = {"schedule_id": "s001", "seats": ["A3"], "reservation_password": "mypassword123"}
-    rpc({"jsonrpc": "2.0", "id": 5, "method": "reserve_seats", "params": book})
-    answer = rpc({"jsonrpc": "2.0", "id": 5, "method": "reserve_seats", "params": {**book, "seats": ["A1", "A3"]}})
+    rpc.send({"jsonrpc": "2.0", "id": 5, "method": "reserve_seats", "params": book})
+    answer = rpc.send({"jsonrpc": "2.0", "id": 5, "method": "reserve_seats", "params": {**book, "seats": ["A1", "A3"]}})
     assert answer == {"jsonrpc": "2.0", "id": 5, "error": SEED_ERRORS[1]}
 
 
 def test_seed_error_wrong_password(rpc, seed_world):
     book = {"schedule_id": "s001", "seats": ["A1", "A3"], "reservation_password": "mypassword123"}
-    booked = rpc({"jsonrpc": "2.0", "id": 5, "method": "reserve_seats", "params": book})["result"]
+    booked = rpc.send({"jsonrpc": "2.0", "id": 5, "method": "reserve_seats", "params": book})["result"]
     params = {"reservation_id": booked["reservation_id"], "reservation_password": "wrong-password"}
-    answer = rpc({"jsonrpc": "2.0", "id": 6, "method": "get_reservation_details", "params": params})
+    answer = rpc.send({"jsonrpc": "2.0", "id": 6, "method": "get_reservation_details", "params": params})
     assert answer == {"jsonrpc": "2.0", "id": 6, "error": SEED_ERRORS[2]}
 
 
 def test_unknown_reservation_is_404(rpc, seed_world):
     params = {"reservation_id": "r20990101001", "reservation_password": "mypassword123"}
-    error = rpc({"jsonrpc": "2.0", "id": 6, "method": "get_reservation_details", "params": params})["error"]
+    error = rpc.send({"jsonrpc": "2.0", "id": 6, "method": "get_reservation_details", "params": params})["error"]
     assert error["code"] == 404 and isinstance(error["message"], str)

@@ -13,16 +13,6 @@ from mcpsite.core.errors import InvalidParams
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def rpc(http_post):
-    """rpc(method, params) -> the JSON-RPC answer of POST /rpc."""
-
-    def call(method, params, id_=1):
-        return http_post("/rpc", {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}).json()
-
-    return call
-
-
 def _reserve(call_tool, schedule_id="s001", seats=("A1", "A3"), password="mypassword123", **extra):
     args = {"schedule_id": schedule_id, "seats": list(seats), "reservation_password": password, **extra}
     return call_tool("reserve_seats", args)
@@ -378,24 +368,25 @@ def test_wrong_passwords_are_throttled_per_reservation(rpc, seed_world, settings
     assert cancel["error"]["code"] == 429
 
 
-def test_another_keys_guesses_never_lock_the_owner_out(http_post, seed_world, settings, make_api_key):
+def test_another_keys_guesses_never_lock_the_owner_out(rpc, seed_world, settings, make_api_key):
     """Issue #17: five wrong guesses from any key locked the real owner out of details and cancel."""
     settings.CINEMA_PASSWORD_RATE = "3/15m"
     (_owner, owner_raw), (_attacker, attacker_raw) = make_api_key(name="owner"), make_api_key(name="attacker")
 
-    def rpc(raw, method, password):
+    def as_key(raw, method, password):
         params = {"reservation_id": "r20260220001", "reservation_password": password}
         if method == "reserve_seats":
             params = {"schedule_id": "s001", "seats": ["A1"], "reservation_password": password}
-        return http_post("/rpc", {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, raw_key=raw).json()
+        return rpc(method, params, raw_key=raw)
 
-    rpc(owner_raw, "reserve_seats", "right-password")
-    guesses = [rpc(attacker_raw, "get_reservation_details", f"guess-{i}")["error"]["code"] for i in range(6)]
+    as_key(owner_raw, "reserve_seats", "right-password")
+    guesses = [as_key(attacker_raw, "get_reservation_details", f"guess-{i}")["error"]["code"] for i in range(6)]
     assert guesses == [403, 403, 403, 429, 429, 429]
     # the owner's key has its own allowance, and the right password never uses it up
     for _ in range(5):
-        assert rpc(owner_raw, "get_reservation_details", "right-password")["result"]["reservation_id"] == "r20260220001"
-    assert rpc(owner_raw, "cancel_reservation", "right-password")["result"]["status"] == "cancelled"
+        details = as_key(owner_raw, "get_reservation_details", "right-password")
+        assert details["result"]["reservation_id"] == "r20260220001"
+    assert as_key(owner_raw, "cancel_reservation", "right-password")["result"]["status"] == "cancelled"
 
 
 def test_cancel_frees_seats_at_once_and_twice_is_an_error(call_tool, rpc, seed_world):

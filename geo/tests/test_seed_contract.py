@@ -204,11 +204,11 @@ def test_every_seed_error_code_in_the_seed_shape(call_tool, fake_galuchat, monke
         assert result["error"]["location"] == 'points[1] (ref "p2")'  # 5.1: the index and the ref
 
 
-def test_errors_are_in_band_over_rpc(http_post, fake_galuchat):
+def test_errors_are_in_band_over_rpc(rpc, fake_galuchat):
     """On JSON-RPC the seed's error object is the call's result, not a JSON-RPC error."""
     fake_galuchat.status = 429
     body = {"jsonrpc": "2.0", "id": 1, "method": "resolve_points", "params": {"points": [{"lat": 1, "lon": 1}]}}
-    answer = http_post("/rpc", body).json()
+    answer = rpc.post(body).json()
     assert set(answer) == {"jsonrpc", "id", "result"}
     Draft202012Validator(SEED_ERROR).validate(answer["result"])
     assert answer["result"]["error"]["code"] == "RATE_LIMIT"

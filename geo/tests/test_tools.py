@@ -419,14 +419,14 @@ def test_errors_are_not_cached(call_tool, fake_galuchat):
 # --- the seed's JSON-RPC transport ---
 
 
-def test_over_rpc(http_post, fake_galuchat):
+def test_over_rpc(rpc, fake_galuchat):
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "resolve_points",
         "params": {"granularity": "jarl", "points": [{"ref": "千葉", "lat": 35.37, "lon": 140.36}]},
     }
-    response = http_post("/rpc", body)
+    response = rpc.post(body)
     code, address = expected_result("jarl", (140360, 35370))
     assert response.json()["result"] == {
         "granularity": "jarl",

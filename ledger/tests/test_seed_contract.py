@@ -193,9 +193,9 @@ def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):
         assert tool.output_schema == registry.get(tool.name).output_schema
 
 
-def test_rpc_tools_list_exposes_the_seed_schemas(http_post):
+def test_rpc_tools_list_exposes_the_seed_schemas(rpc):
     """The seed's smoke test: `{"jsonrpc":"2.0","method":"tools/list","id":1}`."""
-    response = http_post("/rpc", {"jsonrpc": "2.0", "method": "tools/list", "id": 1})
+    response = rpc.post({"jsonrpc": "2.0", "method": "tools/list", "id": 1})
     listed = {t["name"]: t for t in response.json()["result"]["tools"] if t["name"] in SEED}
     assert list(listed) == list(SEED)
     for name, tool in listed.items():

@@ -289,13 +289,13 @@ def test_income_statement_loss_and_bad_period(call_tool, post):
     assert jsonrpc_code(error_of(call_tool, "generate_income_statement", {"startDate": "2024-06-01"})) == INVALID_PARAMS
 
 
-def test_rpc_transport_renders_seed_errors(http_post, chart):
+def test_rpc_transport_renders_seed_errors(rpc, chart):
     body = {
         "jsonrpc": "2.0",
         "id": 7,
         "method": "create_journal_entry",
         "params": entry(lines=[{"accountCode": "500", "debitAmount": 100}, {"accountCode": "100", "creditAmount": 90}]),
     }
-    error = http_post("/rpc", body).json()["error"]
+    error = rpc.post(body).json()["error"]
     assert error["code"] == 409
     assert error["data"] == {"debitTotal": 100, "creditTotal": 90, "difference": 10}

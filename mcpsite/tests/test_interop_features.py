@@ -94,8 +94,6 @@ def _run_http(url: str, key: str, fn, **session_options):
     return anyio.run(functools.partial(_http, url, key, fn, **session_options))
 
 
-
-
 def _asker(answer: types.ElicitResult, asked: list):
     async def callback(context, params):
         asked.append(params.message)

@@ -17,8 +17,8 @@ DEEP = [
 
 
 @pytest.mark.parametrize("body", DEEP)
-def test_rpc_answers_deep_nesting_with_a_parse_error(http_post, body):
-    response = http_post("/rpc", body)
+def test_rpc_answers_deep_nesting_with_a_parse_error(rpc, body):
+    response = rpc.post(body)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700
 

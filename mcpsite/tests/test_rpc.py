@@ -1,7 +1,5 @@
 """Seed JSON-RPC over `POST /rpc`: results, errors, batches, auth, bad input."""
 
-import functools
-
 import pytest
 
 from mcpsite.core.errors import MissingCredentials
@@ -9,21 +7,15 @@ from mcpsite.core.errors import MissingCredentials
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def rpc(http_post):
-    """rpc(body, raw_key=...) -> the response of POST /rpc."""
-    return functools.partial(http_post, "/rpc")
-
-
 def test_tool_name_as_method_returns_the_tool_result(rpc):
-    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "映画", "count": 2}})
+    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "映画", "count": 2}})
     assert response.status_code == 200
     assert response.json() == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "映画映画", "transport": "rpc"}}
     assert "映画映画" in response.content.decode()  # UTF-8, not \\u escapes
 
 
 def test_domain_error_is_rendered_as_the_seed_shows(rpc):
-    response = rpc({"jsonrpc": "2.0", "id": 5, "method": "test_conflict", "params": {}})
+    response = rpc.post({"jsonrpc": "2.0", "id": 5, "method": "test_conflict", "params": {}})
     assert response.json()["error"] == {
         "code": 409,
         "message": "Seat conflict",
@@ -45,13 +37,13 @@ def test_domain_error_is_rendered_as_the_seed_shows(rpc):
     ],
 )
 def test_bad_input_gets_a_specific_jsonrpc_error(rpc, body, code):
-    response = rpc(body)
+    response = rpc.post(body)
     assert response.status_code in (200, 400)
     assert response.json()["error"]["code"] == code
 
 
 def test_unexpected_exception_reveals_nothing(rpc, caplog):
-    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_boom"})
+    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_boom"})
     error = response.json()["error"]
     assert error["code"] == -32603
     assert "secret internals" not in response.content.decode()
@@ -59,7 +51,7 @@ def test_unexpected_exception_reveals_nothing(rpc, caplog):
 
 
 def test_batch_answers_each_request_and_skips_notifications(rpc):
-    response = rpc(
+    response = rpc.post(
         [
             {"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}},
             {"jsonrpc": "2.0", "method": "test_echo", "params": {"text": "b"}},
@@ -73,14 +65,14 @@ def test_batch_answers_each_request_and_skips_notifications(rpc):
 
 def test_missing_or_wrong_key_is_401(rpc):
     for raw, message in ((None, MissingCredentials.message), ("mcp_wrong", "Invalid API key")):
-        response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
+        response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
         assert response.status_code == 401
         assert response.json()["error"] == {"code": 401, "message": message}
 
 
 def test_tool_outside_scope_is_403(rpc, make_api_key):
     _key, raw = make_api_key(scopes=["ledger"])
-    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
+    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
     assert response.json()["error"]["code"] == 403
 
 
@@ -88,7 +80,7 @@ def test_rate_limit_answers_429(rpc, make_api_key):
     key, raw = make_api_key(rate="3/m")
     codes = []
     for _ in range(4):
-        response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
+        response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "a"}}, raw_key=raw)
         codes.append(response.status_code)
     assert codes == [200, 200, 200, 429]
     assert response.json()["error"] == {"code": 429, "message": "Rate limit exceeded"}
@@ -97,7 +89,7 @@ def test_rate_limit_answers_429(rpc, make_api_key):
 
 
 def test_a_tools_own_throttle_is_429_without_the_keys_retry_after(rpc):
-    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_throttled", "params": {}})
+    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_throttled", "params": {}})
     assert response.status_code == 429
     assert response.json()["error"] == {
         "code": 429,
@@ -109,7 +101,7 @@ def test_a_tools_own_throttle_is_429_without_the_keys_retry_after(rpc):
 
 def test_oversize_body_is_refused(rpc, settings):
     settings.MCP_MAX_BODY_BYTES = 2048
-    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "x" * 5000}})
+    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "x" * 5000}})
     assert response.status_code == 413
     assert response.json()["error"]["code"] == -32600
 
@@ -117,8 +109,8 @@ def test_oversize_body_is_refused(rpc, settings):
 def test_calls_are_audited_without_arguments(rpc):
     from mcpsite.models import ToolCall
 
-    rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "hunter2"}})
-    rpc({"jsonrpc": "2.0", "id": 2, "method": "test_conflict"})
+    rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "hunter2"}})
+    rpc.post({"jsonrpc": "2.0", "id": 2, "method": "test_conflict"})
     calls = list(ToolCall.objects.order_by("created_at", "id").values("tool", "transport", "outcome", "error_code"))
     assert calls == [
         {"tool": "test_echo", "transport": "rpc", "outcome": "ok", "error_code": ""},
@@ -135,14 +127,14 @@ def test_calls_are_audited_without_arguments(rpc):
     ],
 )
 def test_validation_messages_are_specific_and_never_echo_the_value(rpc, params, expected):
-    response = rpc({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": params})
+    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": params})
     assert response.json()["error"]["message"] == expected
     assert "12345678" not in response.content.decode()
 
 
 @pytest.mark.parametrize("request_id", [True, 1.5, [1]])
 def test_ids_that_are_not_strings_numbers_or_null_are_invalid(rpc, request_id):
-    response = rpc({"jsonrpc": "2.0", "id": request_id, "method": "test_echo", "params": {"text": "a"}})
+    response = rpc.post({"jsonrpc": "2.0", "id": request_id, "method": "test_echo", "params": {"text": "a"}})
     assert response.json() == {
         "jsonrpc": "2.0",
         "id": None,

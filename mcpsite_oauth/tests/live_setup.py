@@ -12,11 +12,13 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.utils import timezone
-from oauth2_provider.models import AccessToken, Application, set_token_value
+from oauth2_provider.models import AccessToken, Application, RefreshToken, set_token_value
 
 from mcpsite.core.scopes import scope_permissions
 
 PASSWORD = "hanako-password-123"
+# The resource the Django test client's requests name (its host is testserver).
+TEST_RESOURCE = "http://testserver/mcp"
 
 
 def grant_groups(user, groups: list[str]) -> None:
@@ -32,16 +34,21 @@ def user_with_groups(username: str, groups: list[str]):
     return user
 
 
-def mint(user, application, *, raw: str, scope: str, resource: list[str], expires_in: int = 3600) -> AccessToken:
+def mint(
+    user, application, raw: str, *, scope: str = "cinema", resource: list[str] | None = None, expires_in: int = 3600
+) -> AccessToken:
+    """An access token with its refresh token ("r-" + raw), as the token endpoint leaves them; for `resource`
+    (default: the test client's /mcp)."""
     token = AccessToken(
         user=user,
         application=application,
         scope=scope,
-        resource=resource,
+        resource=[TEST_RESOURCE] if resource is None else resource,
         expires=timezone.now() + timedelta(seconds=expires_in),
     )
     set_token_value(token, raw)
     token.save()
+    RefreshToken.objects.create(user=user, application=application, token="r-" + raw, access_token=token)
     return token
 
 
@@ -64,7 +71,7 @@ def main(origin: str) -> None:
     }
     tokens = {}
     for kind, (raw, scope, resource, expires_in) in made.items():
-        mint(hanako, app, raw=raw, scope=scope, resource=resource, expires_in=expires_in)
+        mint(hanako, app, raw, scope=scope, resource=resource, expires_in=expires_in)
         tokens[kind] = raw
     json.dump({"tokens": tokens, "user_id": hanako.pk}, sys.stdout)
 

@@ -10,26 +10,8 @@ from oauth2_provider.models import AccessToken, Application, RefreshToken
 
 from mcpsite_oauth.services import access_token_authenticate
 
-from . import live_setup
-
-URL = "http://testserver/mcp"
-
-
-@pytest.fixture
-def oauth_client(db):
-    return Application.objects.create(
-        name="Claude",
-        client_type=Application.CLIENT_PUBLIC,
-        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
-        redirect_uris="http://127.0.0.1:1/cb",
-    )
-
-
-def mint(user, application, raw, *, expires_in=3600):
-    """An access token with its refresh token, as the token endpoint leaves them."""
-    token = live_setup.mint(user, application, raw=raw, scope="cinema", resource=[URL], expires_in=expires_in)
-    RefreshToken.objects.create(user=user, application=application, token="r-" + raw, access_token=token)
-    return token
+from .live_setup import TEST_RESOURCE as URL
+from .live_setup import mint
 
 
 @pytest.mark.django_db

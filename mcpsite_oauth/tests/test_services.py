@@ -12,12 +12,12 @@ from mcpsite.mcp.auth import api_key_authenticate
 from mcpsite.mcp.registry import CallContext
 from mcpsite_oauth.services import access_token_authenticate
 
-from .live_setup import grant_groups
-from .test_admin import URL, mint, oauth_client  # noqa: F401  (the fixture)
+from .live_setup import TEST_RESOURCE as URL
+from .live_setup import grant_groups, mint
 
 
 @pytest.mark.django_db
-def test_every_token_of_a_user_shares_one_rate(django_user_model, oauth_client, settings):  # noqa: F811
+def test_every_token_of_a_user_shares_one_rate(django_user_model, oauth_client, settings):
     settings.OAUTH_TOKEN_RATE = "2/m"
     user = django_user_model.objects.create_user(username="hanako", password="x" * 12)
     grant_groups(user, ["cinema"])
