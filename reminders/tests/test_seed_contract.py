@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 from mcpsite.mcp import registry
 
 from .conftest import future
+from .results import assert_error, assert_ok
 from .ws_client import exchange
 
 SEED_PARAMETERS = {
@@ -45,16 +46,6 @@ SEED_SUMMARIES["reminder.create"] = "リマインダーを作成します。"
 # docs/apps/reminders.md: `platform` is `email` or `sms` (the values the seed's comment names).
 DOCUMENTED_ENUMS = {("message.send", "platform"): {"sms", "email"}}
 
-SEED_RESPONSE = {
-    "type": "object",
-    "properties": {
-        "status": {"enum": ["ok", "error"]},
-        "id": {"type": "string"},
-        "error": {"type": "string"},
-    },
-    "required": ["status"],
-    "additionalProperties": False,
-}
 SEED_TOOL_MESSAGE = {
     "jsonrpc": "2.0",
     "id": "req_123",
@@ -66,16 +57,6 @@ SEED_TOOL_MESSAGE = {
 }
 SEED_401 = {"jsonrpc": "2.0", "id": "req_123", "error": {"code": 401, "message": "Invalid API key"}}
 SEED_429 = {"jsonrpc": "2.0", "id": "req_123", "error": {"code": 429, "message": "Rate limit exceeded"}}
-
-
-def assert_ok(result: dict, prefix: str) -> None:
-    Draft202012Validator(SEED_RESPONSE).validate(result)
-    assert set(result) == {"status", "id"} and result["status"] == "ok" and result["id"].startswith(prefix)
-
-
-def assert_error(result: dict) -> None:
-    Draft202012Validator(SEED_RESPONSE).validate(result)
-    assert set(result) == {"status", "error"} and result["status"] == "error" and result["error"]
 
 
 # --- definitions ----------------------------------------------------------------------------------

@@ -11,28 +11,16 @@ from mcpsite.mcp.registry import CallContext
 from reminders.models import Event, Message, Profile, Reminder
 
 from .conftest import future
+from .results import assert_error, assert_ok
 
 pytestmark = pytest.mark.django_db
-
-
-def ok(result, prefix):
-    assert result["status"] == "ok", result
-    assert result["id"].startswith(prefix)
-    assert set(result) == {"status", "id"}
-    return result["id"]
-
-
-def error(result):
-    assert result["status"] == "error", result
-    assert set(result) == {"status", "error"}
-    return result["error"]
 
 
 # --- calendar.create ---------------------------------------------------------------------------
 
 
 def test_calendar_create_the_seed_example(call_tool, owner):
-    event_id = ok(
+    event_id = assert_ok(
         call_tool("calendar.create", {"title": "朝ラン", "start": "2025-09-19T07:00:00+09:00", "duration_min": 30}),
         "evt_",
     )
@@ -42,7 +30,7 @@ def test_calendar_create_the_seed_example(call_tool, owner):
 
 
 def test_calendar_create_keeps_another_zones_offset_and_trims(call_tool):
-    event_id = ok(
+    event_id = assert_ok(
         call_tool(
             "calendar.create",
             {
@@ -90,7 +78,7 @@ def test_calendar_create_keeps_another_zones_offset_and_trims(call_tool):
     ],
 )
 def test_calendar_create_bad_input(call_tool, arguments, message):
-    assert message in error(call_tool("calendar.create", arguments))
+    assert message in assert_error(call_tool("calendar.create", arguments))
     assert not Event.objects.exists()
 
 
@@ -98,7 +86,7 @@ def test_calendar_create_bad_input(call_tool, arguments, message):
 
 
 def test_message_send_by_name_uses_the_preferred_platform(call_tool, contacts):
-    message_id = ok(call_tool("message.send", {"to": "山田花子", "text": "今から向かいます"}), "msg_")
+    message_id = assert_ok(call_tool("message.send", {"to": "山田花子", "text": "今から向かいます"}), "msg_")
     message = Message.objects.get(public_id=message_id)
     assert (message.contact, message.platform, message.address) == (contacts["hanako"], "email", "hanako@example.com")
     assert message.status == "queued"
@@ -106,27 +94,27 @@ def test_message_send_by_name_uses_the_preferred_platform(call_tool, contacts):
 
 def test_message_send_by_id_and_explicit_platform(call_tool, contacts, sms_outbox):
     hanako = contacts["hanako"]
-    message_id = ok(call_tool("message.send", {"to": hanako.public_id, "text": "hi", "platform": "sms"}), "msg_")
+    message_id = assert_ok(call_tool("message.send", {"to": hanako.public_id, "text": "hi", "platform": "sms"}), "msg_")
     assert Message.objects.get(public_id=message_id).address == "+819011112222"
 
 
 def test_message_send_to_a_unique_partial_name(call_tool, contacts, sms_outbox):
-    message_id = ok(call_tool("message.send", {"to": "suzuki", "text": "hi"}), "msg_")
+    message_id = assert_ok(call_tool("message.send", {"to": "suzuki", "text": "hi"}), "msg_")
     message = Message.objects.get(public_id=message_id)
     assert (message.contact, message.platform) == (contacts["taro"], "sms")
 
 
 def test_message_send_ambiguous_names_the_candidates(call_tool, contacts):
-    text = error(call_tool("message.send", {"to": "taro", "text": "hi"}))
+    text = assert_error(call_tool("message.send", {"to": "taro", "text": "hi"}))
     assert "matches several contacts" in text
     assert contacts["taro"].public_id in text and contacts["taro2"].public_id in text
     assert not Message.objects.exists()
 
 
 def test_message_send_unknown_suggests_close_names(call_tool, contacts):
-    text = error(call_tool("message.send", {"to": "Taro Suzuky", "text": "hi"}))
+    text = assert_error(call_tool("message.send", {"to": "Taro Suzuky", "text": "hi"}))
     assert "No contact matches 'Taro Suzuky'" in text and "Did you mean" in text and "Taro Suzuki" in text
-    assert "No contact matches" in error(call_tool("message.send", {"to": "zzzz", "text": "hi"}))
+    assert "No contact matches" in assert_error(call_tool("message.send", {"to": "zzzz", "text": "hi"}))
 
 
 @pytest.mark.parametrize(
@@ -146,12 +134,12 @@ def test_message_send_unknown_suggests_close_names(call_tool, contacts):
     ],
 )
 def test_message_send_bad_input(call_tool, contacts, arguments, message):
-    assert message in error(call_tool("message.send", arguments))
+    assert message in assert_error(call_tool("message.send", arguments))
     assert not Message.objects.exists()
 
 
 def test_sms_text_cap(call_tool, contacts, sms_outbox):
-    assert "at most 1600" in error(call_tool("message.send", {"to": "Taro Suzuki", "text": "x" * 1601}))
+    assert "at most 1600" in assert_error(call_tool("message.send", {"to": "Taro Suzuki", "text": "x" * 1601}))
 
 
 # --- reminder.create ---------------------------------------------------------------------------
@@ -159,8 +147,8 @@ def test_sms_text_cap(call_tool, contacts, sms_outbox):
 
 def test_reminder_create_once_and_repeating(call_tool, owner):
     when = future()
-    once = ok(call_tool("reminder.create", {"time": when.isoformat(), "note": "薬を飲む"}), "rem_")
-    weekly = ok(
+    once = assert_ok(call_tool("reminder.create", {"time": when.isoformat(), "note": "薬を飲む"}), "rem_")
+    weekly = assert_ok(
         call_tool(
             "reminder.create", {"time": when.isoformat(), "note": "ゴミ出し", "repeat": "FREQ=WEEKLY;BYDAY=MO,WE"}
         ),
@@ -206,18 +194,18 @@ def test_reminder_create_without_offset_is_tokyo(call_tool):
 )
 def test_reminder_create_bad_input(call_tool, arguments, message):
     arguments = {k: future().isoformat() if v == "FUTURE" else v for k, v in arguments.items()}
-    assert message in error(call_tool("reminder.create", arguments))
+    assert message in assert_error(call_tool("reminder.create", arguments))
     assert not Reminder.objects.exists()
 
 
 def test_reminder_needs_somewhere_to_deliver(call_tool, owner):
     owner.email = ""
     owner.save()
-    assert "no email address or webhook URL" in error(
+    assert "no email address or webhook URL" in assert_error(
         call_tool("reminder.create", {"time": future().isoformat(), "note": "n"})
     )
     Profile.objects.create(owner=owner, webhook_url="https://hooks.example.com/r")
-    ok(call_tool("reminder.create", {"time": future().isoformat(), "note": "n"}), "rem_")
+    assert_ok(call_tool("reminder.create", {"time": future().isoformat(), "note": "n"}), "rem_")
 
 
 # --- owners ------------------------------------------------------------------------------------
@@ -227,7 +215,7 @@ def test_one_key_never_sees_another_owners_contacts(call_tool, contacts, make_ap
     stranger = django_user_model.objects.create_user(username="stranger", email="s@example.com")
     key, _raw = make_api_key(owner=stranger)
     ctx = CallContext(transport="test", request_id="r1", api_key=key, owner=stranger)
-    text = error(call_tool("message.send", {"to": contacts["hanako"].public_id, "text": "hi"}, ctx=ctx))
+    text = assert_error(call_tool("message.send", {"to": contacts["hanako"].public_id, "text": "hi"}, ctx=ctx))
     assert "No contact matches" in text and "山田花子" not in text
     event_id = call_tool("calendar.create", {"title": "x", "start": "2025-09-19T07:00:00", "duration_min": 5}, ctx=ctx)[
         "id"
