@@ -332,10 +332,11 @@ def live_site(template: Template, tmp_dir: Path) -> Iterator[LiveSite]:
         cleanup()
 
 
-async def mcp_session(url: str, key: str, fn):
-    """Run `fn(session)` in an initialized official-client session over Streamable HTTP at `url` with `key`."""
+async def mcp_session(url: str, key: str, fn, **session_options):
+    """Run `fn(session)` in an initialized official-client session over Streamable HTTP at `url` with `key`
+    (`session_options`: ClientSession's, such as elicitation_callback)."""
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
         async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, **session_options) as session:
                 await session.initialize()
                 return await fn(session)

@@ -18,13 +18,12 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp_types import PromptReference
 
 from geo.resolve import UPSTREAM_CONCURRENCY
 from geo.tests.fake_galuchat import PATHS, answer_for
 
-from .live import PYTHON, ROOT, LoopbackUpstream, live_site, loopback_upstream
+from .live import PYTHON, ROOT, LoopbackUpstream, live_site, loopback_upstream, mcp_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")]
 
@@ -82,16 +81,13 @@ def site(live_template, tmp_path_factory, galuchat):
         yield live
 
 
-async def _http(url: str, key: str, fn, **session_options):
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
-        async with streamable_http_client(f"{url}/mcp", http_client=http) as (read, write):
-            async with ClientSession(read, write, **session_options) as session:
-                result = await session.initialize()
-                return await fn(session, result.capabilities)
-
-
 def _run_http(url: str, key: str, fn, **session_options):
-    return anyio.run(functools.partial(_http, url, key, fn, **session_options))
+    """`fn(session, the server's capabilities)` in a session with the server at `url`."""
+
+    async def scenario(session):
+        return await fn(session, session.server_capabilities)
+
+    return anyio.run(functools.partial(mcp_session, f"{url}/mcp", key, scenario, **session_options))
 
 
 def _asker(answer: types.ElicitResult, asked: list):
