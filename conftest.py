@@ -312,8 +312,9 @@ def pytest_runtest_setup(item):
 
 
 @pytest.fixture(scope="session")
-def chromium():
-    """The run's Chromium (see _Chromium); stopped at the end of the session."""
+def chromium(live_server):
+    """The run's Chromium (see _Chromium); stopped at the end of the session, before pytest-django's `live_server`
+    (whose request threads share the in-memory SQLite test database) stops."""
     yield _chromium
     _chromium.stop()
 
