@@ -36,6 +36,8 @@ def pytest_configure(config):
         os.environ["MCPSITE_LIVE_RUN"] = uuid.uuid4().hex[:10]
         os.environ["MCPSITE_LIVE_DIR"] = tempfile.mkdtemp(prefix="mcpsite-live-")
         config._mcpsite_owns_live_template = True
+        if config.getoption("numprocesses", None):  # a whole run in workers: prepare while they start
+            _start_live_template()
 
 
 def pytest_unconfigure(config):
@@ -44,6 +46,9 @@ def pytest_unconfigure(config):
 
     if getattr(config, "_mcpsite_owns_live_template", False):
         from mcpsite.tests.live import drop_template
+
+        if "thread" in _live_template:
+            _live_template["thread"].join()
 
         drop_template(os.environ.pop("MCPSITE_LIVE_RUN"))
         shutil.rmtree(os.environ.pop("MCPSITE_LIVE_DIR"), ignore_errors=True)
@@ -89,7 +94,11 @@ def pytest_collection_modifyitems(config, items):
     Chromium for all of them); the live-site template is started if a test needs it."""
     from django.conf import settings
 
-    items.sort(key=_uses_browser)  # stable: pytest-django's order otherwise
+    # Stable sorts (pytest-django's order otherwise): browser tests last; in xdist workers the live-server modules,
+    # the longest, first, so that the quick tests fill in around them.
+    items.sort(key=_uses_browser)
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: "live_template" not in item.fixturenames)
     if any("live_template" in item.fixturenames for item in items) and "thread" not in _live_template:
         _start_live_template()
     if "postgresql" in settings.DATABASES["default"]["ENGINE"]:
