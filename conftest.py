@@ -99,7 +99,8 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=_uses_browser)
     if hasattr(config, "workerinput"):
         items.sort(key=lambda item: "live_template" not in item.fixturenames)
-    if any("live_template" in item.fixturenames for item in items) and "thread" not in _live_template:
+    wanted = not config.option.collectonly and any("live_template" in item.fixturenames for item in items)
+    if wanted and "thread" not in _live_template:
         _start_live_template()
     if "postgresql" in settings.DATABASES["default"]["ENGINE"]:
         return
