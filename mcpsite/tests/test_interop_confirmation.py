@@ -120,12 +120,12 @@ print(json.dumps(list(Message.objects.order_by("text").values_list("text", "publ
 
 
 @pytest.mark.slow
-def test_two_processes_behind_an_alternating_proxy_confirm_once(tmp_path):
+def test_two_processes_behind_an_alternating_proxy_confirm_once(live_template, tmp_path):
     """Every request goes to the other process: decline sends nothing, accept sends once, the same accepted retry
     replayed (a lost reply) returns the same message, also when two repeats reach both processes at once (on a
     SQLite file in the SQLite pass), and a forged state is refused."""
-    with live_site(tmp_path) as site:
-        site.manage("shell", "-v", "0", "-c", SETUP)
+    with live_site(live_template, tmp_path) as site:
+        site.shell(SETUP)
         backends = [site.start_server(), site.start_server()]
         proxy = AlternatingProxy(backends)
         with proxy as proxy_url:
@@ -155,7 +155,7 @@ def test_two_processes_behind_an_alternating_proxy_confirm_once(tmp_path):
                 return declined, accepted, asked, replies, forged, together
 
             declined, accepted, asked, replies, forged, together = anyio.run(scenario)
-        sent = site.manage("shell", "-v", "0", "-c", SENT)
+        sent = site.shell(SENT)
     assert min(proxy.sent) >= 4  # both processes answered rounds
     assert declined.is_error and "declined" in declined.structured_content["error"]
     assert accepted.structured_content["status"] == "ok" and len(asked) == 1 and "hanako@example.com" in asked[0]

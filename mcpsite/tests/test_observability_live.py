@@ -43,10 +43,10 @@ def prometheus_binary() -> str:
     return binary
 
 
-def test_prometheus_counts_calls_refusals_and_errors_across_two_workers(tmp_path, prometheus_binary):
+def test_prometheus_counts_calls_refusals_and_errors_across_two_workers(live_template, tmp_path, prometheus_binary):
     metrics_dir = tmp_path / "metrics"
     metrics_dir.mkdir()
-    with live_site(tmp_path) as site:
+    with live_site(live_template, tmp_path) as site:
         limited, _pk = site.create_api_key("limited", "--scopes", "cinema", "--rate", "2/m")
         url = site.start_server(workers=2, PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))
         for _ in range(7):
@@ -133,14 +133,14 @@ def attribute_values(span) -> list[str]:
     return values
 
 
-def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribute(tmp_path):
+def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribute(live_template, tmp_path):
     OtlpReceiver.spans = []
     server = ThreadingHTTPServer(("127.0.0.1", 0), OtlpReceiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     password = "s3cret-reservation-pw"
     trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
     try:
-        with live_site(tmp_path) as site:
+        with live_site(live_template, tmp_path) as site:
             url = site.start_server(
                 OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}",
                 OTEL_BSP_SCHEDULE_DELAY="200",

@@ -35,10 +35,17 @@ def user_with_groups(username: str, groups: list[str]):
 
 
 def mint(
-    user, application, raw: str, *, scope: str = "cinema", resource: list[str] | None = None, expires_in: int = 3600
+    user,
+    application,
+    raw: str,
+    *,
+    scope: str = "cinema",
+    resource: list[str] | None = None,
+    expires_in: int = 3600,
+    refresh: bool = True,
 ) -> AccessToken:
-    """An access token with its refresh token ("r-" + raw), as the token endpoint leaves them; for `resource`
-    (default: the test client's /mcp)."""
+    """An access token with (`refresh`) its refresh token "r-" + raw, as the token endpoint leaves them; for
+    `resource` (default: the test client's /mcp)."""
     token = AccessToken(
         user=user,
         application=application,
@@ -48,7 +55,8 @@ def mint(
     )
     set_token_value(token, raw)
     token.save()
-    RefreshToken.objects.create(user=user, application=application, token="r-" + raw, access_token=token)
+    if refresh:
+        RefreshToken.objects.create(user=user, application=application, token="r-" + raw, access_token=token)
     return token
 
 
@@ -90,7 +98,7 @@ def refresh_pair(origin: str) -> None:
         authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
         redirect_uris="http://127.0.0.1/callback",
     )
-    access = mint(hanako, app, raw=f"tok-{uuid.uuid4().hex}", scope="cinema", resource=[origin + "/mcp"])
+    access = mint(hanako, app, f"tok-{uuid.uuid4().hex}", resource=[origin + "/mcp"], refresh=False)
     refresh = RefreshToken(user=hanako, application=app, access_token=access, token_family=uuid.uuid4())
     raw = f"ref-{uuid.uuid4().hex}"
     set_token_value(refresh, raw)

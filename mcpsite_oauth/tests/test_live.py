@@ -269,7 +269,7 @@ def test_concurrent_refreshes_of_one_token_on_a_live_site(site):
     workers (the database is the site's own: a SQLite file, or PostgreSQL in the PG pass): one gets tokens, the
     others a clean invalid_grant; nothing answers 500 or logs a traceback."""
     base = site.start_server(workers=4)
-    pair = json.loads(shell(site, f"from mcpsite_oauth.tests.live_setup import refresh_pair; refresh_pair({base!r})"))
+    pair = json.loads(site.shell(f"from mcpsite_oauth.tests.live_setup import refresh_pair; refresh_pair({base!r})"))
     data = {"grant_type": "refresh_token", "client_id": pair["client_id"], "refresh_token": pair["refresh_token"]}
     barrier = threading.Barrier(8)
 
@@ -328,8 +328,7 @@ async def sign_in_without_usable_groups(base: str, client_id: str, callback: str
 )
 def test_a_user_with_no_usable_group_is_told_why_and_the_client_gets_invalid_scope(site, locale, says):
     base = site.urls[0]
-    shell(
-        site,
+    site.shell(
         "from django.contrib.auth import get_user_model; U = get_user_model(); "
         f"U.objects.filter(username='jiro').exists() or U.objects.create_user('jiro', password={PASSWORD!r})",
     )
