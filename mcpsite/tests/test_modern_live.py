@@ -78,9 +78,9 @@ def galuchat():
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, galuchat):
-    with live_site(tmp_path_factory.mktemp("live-modern")) as live:
-        live.manage("shell", "-v", "0", "-c", SETUP)
+def site(live_template, tmp_path_factory, galuchat):
+    with live_site(live_template, tmp_path_factory.mktemp("live-modern")) as live:
+        live.shell(SETUP)
         env = {"GALUCHAT_BASE_URL": galuchat, "GALUCHAT_MAX_POINTS_PER_REQUEST": "1",
                "GALUCHAT_REQUESTS_PER_SECOND": "1000", "GALUCHAT_CACHE_TTL": "0",
                "MCP_AUDIT_FLUSH_SECONDS": "0"}  # fmt: skip
@@ -125,8 +125,7 @@ def test_a_seat_sold_through_one_process_reaches_a_listen_stream_on_the_other(si
 
 
 def _resolve_points_calls(site) -> int:
-    code = "from mcpsite.models import ToolCall; print(ToolCall.objects.filter(tool='resolve_points').count())"
-    return int(site.manage("shell", "-v", "0", "-c", code))
+    return site.count("mcpsite_toolcall", tool="resolve_points")
 
 
 def test_an_aborted_resolve_points_stops_its_upstream_requests(site):

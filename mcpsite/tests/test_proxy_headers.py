@@ -16,8 +16,8 @@ from .live import ROOT, free_port, live_site
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with live_site(tmp_path_factory.mktemp("proxy")) as site:
+def site(live_template, tmp_path_factory):
+    with live_site(live_template, tmp_path_factory.mktemp("proxy")) as site:
         yield site
 
 
