@@ -31,9 +31,10 @@ TO = "山田花子"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    with loopback_upstream(_Galuchat) as galuchat, live_site(tmp_path_factory.mktemp("ts-client")) as site:
-        site.manage("shell", "-v", "0", "-c", CONTACT_SETUP + SHOW_SETUP)
+def site(live_template, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("ts-client")
+    with loopback_upstream(_Galuchat) as galuchat, live_site(live_template, directory) as site:
+        site.shell(CONTACT_SETUP + SHOW_SETUP)
         env = {"GALUCHAT_BASE_URL": galuchat, "GALUCHAT_MAX_POINTS_PER_REQUEST": "1",
                "GALUCHAT_REQUESTS_PER_SECOND": "1000", "GALUCHAT_CACHE_TTL": "0",
                "MCP_AUDIT_FLUSH_SECONDS": "0"}  # fmt: skip
@@ -53,7 +54,7 @@ def proxy(site):
 
 def sent(site) -> dict[str, str]:
     """The messages stored: text -> public id."""
-    return dict(json.loads(site.manage("shell", "-v", "0", "-c", SENT)))
+    return dict(json.loads(site.shell(SENT)))
 
 
 def test_tools_list_and_call_on_2026_07_28_across_two_processes(site, proxy):
