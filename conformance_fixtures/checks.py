@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core import checks
 
-from mcpsite.core.problems import Problem, check_messages
+from mcpsite.core.problems import SETTINGS, Problem, check_messages
 
 
 def settings_problems() -> list[Problem]:
@@ -20,6 +20,6 @@ def settings_problems() -> list[Problem]:
     ]
 
 
-@checks.register(checks.Tags.security)
+@checks.register(SETTINGS, checks.Tags.security)
 def conformance_fixtures_settings(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     return check_messages(settings_problems())
