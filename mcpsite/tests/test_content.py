@@ -189,7 +189,12 @@ def test_a_tool_needing_a_client_capability_runs_for_a_client_with_it():
 
 
 @pytest.mark.parametrize(("debug", "problems"), [(False, ["conformance_fixtures.E001"]), (True, [])])
-def test_the_conformance_fixtures_refuse_a_deployment(debug, problems):
-    """conformance_fixtures (scripts/conformance's diagnostic tools) fail the system checks with DEBUG off."""
+def test_the_conformance_fixtures_refuse_a_deployment(debug, problems, monkeypatch):
+    """conformance_fixtures (scripts/conformance's diagnostic tools), installed, fail the system checks (and so the
+    server's start) with DEBUG off; a site without them is not concerned."""
+    from django.apps import apps
+
     with override_settings(DEBUG=debug):
+        assert settings_problems() == []  # not installed here
+        monkeypatch.setattr(apps, "is_installed", lambda name: name == "conformance_fixtures")
         assert [problem.id for problem in settings_problems()] == problems
