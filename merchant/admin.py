@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -115,7 +116,7 @@ class ProductAdmin(StaffModelAdmin):
     def adjust_stock_view(self, request, pk: int):
         product = get_object_or_404(Product, pk=pk)
         if not self.has_change_permission(request, product):
-            return redirect("admin:index")
+            raise PermissionDenied
         form = StockAdjustmentForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             reason, quantity, note = (
