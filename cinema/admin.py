@@ -9,7 +9,6 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count, Q
-from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
@@ -125,8 +124,8 @@ class ScheduleAdmin(StaffModelAdmin):
     search_fields = ["public_id", "movie__title"]
     list_select_related = ["movie", "theater"]
     autocomplete_fields = ["movie"]
-    readonly_fields = ["public_id", "seat_map"]
-    fields = ["public_id", "movie", "theater", "date", "start_time", "end_time", "seat_map"]
+    readonly_fields = ["public_id"]
+    fields = ["public_id", "movie", "theater", "date", "start_time", "end_time"]
 
     def get_queryset(self, request):
         return (
@@ -139,11 +138,13 @@ class ScheduleAdmin(StaffModelAdmin):
     def sold(self, obj):
         return obj.n_sold
 
-    @admin.display(description=_("seat map"))
-    def seat_map(self, obj):
-        if not obj.pk:
-            return "—"
-        return render_to_string("admin/cinema/seat_map.html", {"seat_map": selectors.seat_map_get(schedule=obj)})
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # The seat map under the form (admin/cinema/schedule/change_form.html); a reserved seat links to its
+        # reservation for staff who may view reservations.
+        if obj is not None:
+            context["seat_map"] = selectors.seat_map_get(schedule=obj)
+            context["reservation_links"] = request.user.has_perm("cinema.view_reservation")
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
 
 # --- reservations -----------------------------------------------------------------------------

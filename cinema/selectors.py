@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, F, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce, NullIf, TruncDate
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
@@ -245,6 +245,7 @@ class SeatState:
     row: str
     column: int
     status: str  # available | reserved | blocked
+    reservation_id: int | None = None  # the active reservation holding a reserved seat (the admin links to it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +266,9 @@ class SeatMap:
 
 def seat_map_get(*, schedule: Schedule) -> SeatMap:
     """Every seat of the show's theater with its state (two queries, whatever the size)."""
-    reserved = set(ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", flat=True))
+    reserved = dict(
+        ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", "reservation_id")
+    )
     seats: list[SeatState] = []
     counts = {"available": 0, "reserved": 0, "blocked": 0}
     for pk, label, row, column, blocked in (
@@ -275,7 +278,7 @@ def seat_map_get(*, schedule: Schedule) -> SeatMap:
     ):
         status = "reserved" if pk in reserved else "blocked" if blocked else "available"
         counts[status] += 1
-        seats.append(SeatState(label, row, column, status))
+        seats.append(SeatState(label, row, column, status, reserved.get(pk)))
     return SeatMap(schedule, seats, counts["available"], counts["reserved"], counts["blocked"])
 
 
@@ -355,13 +358,16 @@ class ShowOccupancy:
 @dataclass(frozen=True, slots=True)
 class DayShows:
     date: datetime.date
-    total: int  # every show that day; `shows` holds the fullest `limit` of them
-    shows: list[ShowOccupancy]
+    total: int  # every show that day
+    ended: int  # shows that day that ended before `after`
+    shows: list[ShowOccupancy]  # the first `limit` of the others, in start order
 
 
-def show_occupancy_list(*, date: datetime.date, limit: int) -> DayShows:
-    """The day's `limit` fullest shows (booked seats over sellable seats, in SQL), then by start time; two
-    queries whatever the number of shows or bookings."""
+def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time | None = None) -> DayShows:
+    """The day's shows that have not ended by `after` (on now, then next: in start order), the first `limit` of
+    them with their occupancy (booked seats over sellable seats, in SQL), and how many ended; two queries
+    whatever the number of shows or bookings. A show ending past midnight (end before start) has not ended; one
+    without an end time has once it started."""
     capacity = (
         Seat.objects.filter(theater=OuterRef("theater_id"), blocked=False)
         .order_by()
@@ -376,17 +382,21 @@ def show_occupancy_list(*, date: datetime.date, limit: int) -> DayShows:
         .annotate(n=Count("id"))
         .values("n")
     )
+    day = Schedule.objects.filter(date=date)
+    not_ended = (
+        Q(pk__isnull=False)
+        if after is None
+        else Q(end_time__gt=after) | Q(end_time__lt=F("start_time")) | Q(end_time__isnull=True, start_time__gte=after)
+    )
+    counts = day.aggregate(total=Count("pk"), ended=Count("pk", filter=~not_ended))
     shows = (
-        Schedule.objects.filter(date=date)
+        day.filter(not_ended)
         .annotate(capacity=Coalesce(Subquery(capacity), 0), booked=Coalesce(Subquery(booked), 0))
-        .annotate(permille=F("booked") * 1000 / NullIf(F("capacity"), 0))
-        .order_by(F("permille").desc(nulls_last=True), "start_time", "theater__name")
+        .order_by("start_time", "theater__name")
         .values_list("pk", "public_id", "start_time", "movie__title", "theater__name", "booked", "capacity")
     )
     return DayShows(
-        date=date,
-        total=Schedule.objects.filter(date=date).count(),
-        shows=[ShowOccupancy(*row) for row in shows[:limit]],
+        date=date, total=counts["total"], ended=counts["ended"], shows=[ShowOccupancy(*row) for row in shows[:limit]]
     )
 
 

@@ -98,8 +98,14 @@ class AccountAdmin(StaffModelAdmin):
 
     def income_statement_view(self, request):
         form, data, today = self._dates(request)
-        end = data.get("end") or today
-        start = data.get("start") or end.replace(month=1, day=1)
+        # By default the fiscal year (April–March) the dashboard opens on, up to today; with only an end date, the
+        # fiscal year up to that day.
+        if data.get("end") is None and data.get("start") is None:
+            start, end = selectors.fiscal_year_bounds(year=selectors.default_fiscal_year(today=today))
+            end = min(end, today)
+        else:
+            end = data.get("end") or today
+            start = data.get("start") or selectors.fiscal_year_bounds(year=selectors.fiscal_year_of(day=end))[0]
         error = gettext("The start date is after the end date.") if start > end else None
         statement = None if error else selectors.income_statement(start=start, end=end)
         return self._report(

@@ -233,6 +233,25 @@ def fiscal_year_months(*, year: int) -> list[datetime.date]:
     ]
 
 
+def fiscal_year_bounds(*, year: int) -> tuple[datetime.date, datetime.date]:
+    """The first and the last day of fiscal `year`."""
+    start = datetime.date(year, FISCAL_YEAR_START_MONTH, 1)
+    return start, datetime.date(year + 1, FISCAL_YEAR_START_MONTH, 1) - datetime.timedelta(days=1)
+
+
+def default_fiscal_year(*, today: datetime.date) -> int:
+    """The fiscal year staff see first: the latest one up to today's that has entries (a new year's empty books
+    would show twelve ¥0 months), today's when there are none. One indexed MAX query."""
+    current = fiscal_year_of(day=today)
+    latest = (
+        JournalEntry.objects.filter(date__lt=fiscal_year_bounds(year=current)[1] + datetime.timedelta(days=1))
+        .order_by("-date")
+        .values_list("date", flat=True)
+        .first()
+    )
+    return current if latest is None else fiscal_year_of(day=latest)
+
+
 @dataclass(frozen=True, slots=True)
 class MonthResult:
     month: datetime.date  # the first day of the month

@@ -20,11 +20,27 @@ def booked(seed_world):
 
 def test_schedule_page_shows_the_seat_map(admin_client, seed_world, booked):
     services.theater_set_layout(theater=seed_world["t01"], rows=10, columns=10, blocked={"J1"})
-    page = admin_client.get(f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/").content.decode()
-    assert 'class="seat reserved" title="C3: reserved"' in page
-    assert 'class="seat blocked" title="J1: blocked"' in page
-    assert 'class="seat available" title="A1: available"' in page
-    assert "予約済 2" in page and "販売停止 1" in page  # the legend, in the staff's Japanese
+    url = f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/"
+    page = admin_client.get(url).content.decode()
+    # Tooltips and the legend in the staff's Japanese; a reserved seat opens its reservation.
+    reservation = f"/admin/cinema/reservation/{booked.pk}/change/"
+    assert f'<a class="seat reserved" href="{reservation}" title="C3: 予約済（予約を開く）"' in page
+    assert 'class="seat blocked" title="J1: 販売停止"' in page
+    assert 'class="seat available" title="A1: 空席"' in page
+    assert "予約済 2" in page and "販売停止 1" in page
+    english = admin_client.get(url, headers={"Accept-Language": "en"}).content.decode()
+    assert f'<a class="seat reserved" href="{reservation}" title="C3: reserved (open the reservation)"' in english
+    assert 'class="seat available" title="A1: available"' in english
+
+
+def test_seat_map_links_seats_only_for_staff_who_may_view_reservations(client, django_user_model, seed_world, booked):
+    from django.contrib.auth.models import Permission
+
+    clerk = django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True)
+    clerk.user_permissions.add(Permission.objects.get(codename="view_schedule"))
+    client.force_login(clerk)
+    page = client.get(f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/").content.decode()
+    assert 'class="seat reserved" title="C3: 予約済"' in page and "/admin/cinema/reservation/" not in page
 
 
 def test_seat_map_and_reservations_refuse_anonymous_non_staff_and_staff_without_permission(

@@ -86,6 +86,37 @@ def test_report_pages(admin_client, post, name, query, expected):
     assert expected in response.content.decode()
 
 
+def test_income_statement_defaults_to_the_latest_fiscal_year_with_entries(admin_client, post):
+    """April to March (the dashboard's year), not the calendar year; the latest year with entries, not an empty
+    new one; with only an end date, that date's fiscal year up to it."""
+    import datetime
+
+    from django.utils import timezone
+
+    from ledger import selectors
+
+    post("2024-03-01", ("100", 1000), ("400", -1000))  # fiscal year 2023
+    post("2024-04-02", ("100", 300), ("400", -300))  # fiscal year 2024
+    url = reverse("admin:ledger_income_statement")
+    response = admin_client.get(url)
+    assert (response.context["start"], response.context["end"]) == (
+        datetime.date(2024, 4, 1),
+        datetime.date(2025, 3, 31),
+    )
+    assert "当期純利益: 300円" in response.content.decode()
+    response = admin_client.get(url, {"end": "2024-03-15"})
+    assert (response.context["start"], response.context["end"]) == (
+        datetime.date(2023, 4, 1),
+        datetime.date(2024, 3, 15),
+    )
+    # An entry in today's fiscal year makes it the default, up to today.
+    today = timezone.localdate()
+    post(today.isoformat(), ("100", 5), ("400", -5))
+    response = admin_client.get(url)
+    year = selectors.fiscal_year_of(day=today)
+    assert (response.context["start"], response.context["end"]) == (datetime.date(year, 4, 1), today)
+
+
 def test_reports_are_staff_only(client):
     response = client.get(reverse("admin:ledger_balance_sheet"))
     assert response.status_code == 302

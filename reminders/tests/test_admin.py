@@ -53,7 +53,8 @@ def test_reminder_page_shows_next_fire_time_and_history(admin_client, delivered_
     assert "2030-01-08 16:00 +0900" in page  # next fire time, in the zone it was written in
     detail = admin_client.get(f"/admin/reminders/reminder/{delivered_reminder.pk}/change/").content.decode()
     assert ReminderDelivery.objects.get().reminder == delivered_reminder
-    assert "late" in detail and "sent" in detail
+    assert "遅延" in detail or "late" in detail
+    assert "送信済み" in detail and ">sent<" not in detail  # the status label, translated
 
 
 def test_rotate_feed_token_action(admin_client, owner):
