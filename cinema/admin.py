@@ -20,6 +20,11 @@ from . import selectors, services
 from .models import Movie, Reservation, Schedule, Theater
 
 
+def _film_title(title: str):
+    """A film's title in a list: one line, cut with an ellipsis when long (the whole title is its tooltip)."""
+    return format_html('<span class="cinema-title" title="{}">{}</span>', title, title)
+
+
 @admin.register(Movie)
 class MovieAdmin(StaffModelAdmin):
     list_display = ["public_id", "title", "genre", "duration", "rating", "release_date"]
@@ -118,7 +123,7 @@ class TheaterAdmin(StaffModelAdmin):
 
 @admin.register(Schedule)
 class ScheduleAdmin(StaffModelAdmin):
-    list_display = ["public_id", "date", "start_time", "end_time", "movie", "theater", "sold"]
+    list_display = ["public_id", "date", "start_time", "end_time", "film", "theater", "sold"]
     list_filter = ["date", "theater", "movie"]
     date_hierarchy = "date"
     search_fields = ["public_id", "movie__title"]
@@ -133,6 +138,13 @@ class ScheduleAdmin(StaffModelAdmin):
             .get_queryset(request)
             .annotate(n_sold=Count("reserved_seats", filter=Q(reserved_seats__active=True)))
         )
+
+    class Media:
+        css = {"all": ["cinema/admin-lists.css"]}
+
+    @admin.display(description=_("movie"), ordering="movie__title")
+    def film(self, obj):
+        return _film_title(obj.movie.title)
 
     @admin.display(description=_("sold"), ordering="n_sold")
     def sold(self, obj):
@@ -190,10 +202,15 @@ class ReservationAdmin(StaffModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # history is corrected by cancelling, not deleting
 
+    class Media:
+        css = {"all": ["cinema/admin-lists.css"]}
+
     @admin.display(description=_("show"), ordering="schedule__date")
     def show(self, obj):
         s = obj.schedule
-        return f"{s.public_id} {s.date} {s.start_time:%H:%M} {s.movie.title} / {s.theater.name}"
+        return format_html(
+            "{} {} {} {} / {}", s.public_id, s.date, f"{s.start_time:%H:%M}", _film_title(s.movie.title), s.theater.name
+        )
 
     @admin.display(description=_("seats"))
     def seat_list(self, obj):

@@ -42,3 +42,36 @@ def test_seat_map_and_layout_builder(admin_login, live_server):
         # pytest-django's teardown cannot see; close it here or the test database cannot be dropped.
         connection.close()
     assert blocked == {"A12", "B2"}
+
+
+def test_schedule_and_reservation_lists_fit_a_1280_pixel_screen(admin_login, live_server):
+    """The sold column is not cut off and a reservation's show stays on one line, even with a long title."""
+    theater = make_theater("シアター1", rows=4, columns=10)
+    movie = make_movie(
+        "劇場版 とても長い題名の映画 〜ある夏の日の出来事と、その後の十年間の物語〜 ディレクターズカット"
+    )
+    today = timezone.localdate()
+    show = make_schedule(movie, theater, today, "18:00", "20:30")
+    services.reservation_create(
+        schedule_id=show.public_id, seats=["A1", "A2"], password="mypassword123", customer_name="山田花子"
+    )
+    page = admin_login()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    width = page.evaluate("document.documentElement.clientWidth")
+
+    page.goto(f"{live_server.url}/admin/cinema/schedule/")
+    sold = page.locator("#result_list td.field-sold").first
+    assert sold.bounding_box()["x"] + sold.bounding_box()["width"] <= width
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing hidden to the right
+
+    page.goto(f"{live_server.url}/admin/cinema/reservation/")
+    cell = page.locator("#result_list td.field-show").first
+    # One line: the text's boxes all share one line (their vertical middles within half a line of each other).
+    middles = cell.evaluate(
+        """el => { const range = document.createRange(); range.selectNodeContents(el);
+                   return [...range.getClientRects()].map(r => r.top + r.height / 2); }"""
+    )
+    line = cell.evaluate("el => parseFloat(getComputedStyle(el).lineHeight)")
+    assert max(middles) - min(middles) < line / 2, (middles, line)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.get_attribute("#result_list td.field-show .cinema-title", "title") == movie.title
