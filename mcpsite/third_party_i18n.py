@@ -13,7 +13,6 @@ THIRD_PARTY_MSGIDS = [
     # Django 6.1's admin (the date hierarchy's label, the app index, the delete confirmation, the user menu)
     gettext_noop("Filter by %(field_name)s"),
     gettext_noop('The app "%s" could not be found.'),
-    gettext_noop(", "),
     ngettext_lazy("…and %(count)d more object.", "…and %(count)d more objects.", "count"),
     gettext_noop("Logout"),
     gettext_noop("No %s matches the given query."),
