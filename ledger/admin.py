@@ -193,10 +193,26 @@ class AccountTypeFilter(admin.SimpleListFilter):
         return queryset.filter(pk__in=JournalLine.objects.filter(account__type=self.value()).values("entry_id"))
 
 
+class AccountFilter(admin.SimpleListFilter):
+    """Entries with a line on one account (by code): a report line's drill-down opens this with its period. A
+    subquery, like the account type's."""
+
+    title = _("account")
+    parameter_name = "account"
+
+    def lookups(self, request, model_admin):
+        return [(code, f"{code} {name}") for code, name in Account.objects.order_by("code").values_list("code", "name")]
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        return queryset.filter(pk__in=JournalLine.objects.filter(account__code=self.value()).values("entry_id"))
+
+
 @admin.register(JournalEntry)
 class JournalEntryAdmin(StaffModelAdmin):
     list_display = ["date", "description", "amount", "created_by", "reversal_of", "is_reversed"]
-    list_filter = ["date", AccountTypeFilter]
+    list_filter = ["date", AccountTypeFilter, AccountFilter]
     search_fields = ["description", "=id"]
     date_hierarchy = "date"
     fields = ["date", "description", "created_by", "reversal_of"]

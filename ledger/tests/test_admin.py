@@ -159,3 +159,56 @@ def test_entry_list_shows_amounts_in_a_constant_number_of_queries(admin_client, 
     page, many = list_page()
     assert many == few
     assert "1,020" in page and "1,200" in page  # each entry's debit total
+
+
+def test_every_report_line_opens_the_entries_behind_it_for_that_period(admin_client, post):
+    """Balance sheet, P&L and trial balance: each account's line links to the journal entries with a line on that
+    account in the report's period, and those entries' lines on it add up to the line's figure."""
+    import datetime
+    import re
+    from decimal import Decimal
+    from html import unescape
+
+    from ledger.models import JournalLine
+
+    post("2024-03-01", ("100", 1000), ("400", -1000))  # before the P&L's period
+    post("2024-04-10", ("100", 500), ("400", -500))
+    post("2024-05-20", ("650", 200), ("100", -200))
+    post("2024-07-01", ("100", 70), ("400", -70))  # after the balance sheet's date
+    reports = [
+        ("ledger_balance_sheet", {"as_of": "2024-06-30"}, None, datetime.date(2024, 6, 30)),
+        ("ledger_income_statement", {"start": "2024-04-01", "end": "2024-06-30"}, datetime.date(2024, 4, 1), None),
+        ("ledger_trial_balance", {"as_of": "2024-06-30"}, None, datetime.date(2024, 6, 30)),
+    ]
+    expected = {
+        ("ledger_balance_sheet", "100"): Decimal(1300),
+        ("ledger_income_statement", "400"): Decimal(500),
+        ("ledger_income_statement", "650"): Decimal(200),
+        ("ledger_trial_balance", "100"): Decimal(1300),
+        ("ledger_trial_balance", "400"): Decimal(1500),
+        ("ledger_trial_balance", "650"): Decimal(200),
+    }
+    seen = set()
+    for name, query, start, end in reports:
+        page = admin_client.get(reverse(f"admin:{name}"), query).content.decode()
+        links = re.findall(r'<a href="(/admin/ledger/journalentry/\?[^"]+)"', page)
+        assert links, name
+        for link in map(unescape, links):
+            response = admin_client.get(link)
+            assert response.status_code == 200, link  # the list accepts the filters (no ?e=1 redirect)
+            entries = list(response.context["cl"].result_list)
+            code = re.search(r"account=(\d+)", link).group(1)
+            lines = JournalLine.objects.filter(entry__in=entries, account__code=code)
+            dates = {entry.date for entry in entries}
+            assert dates and max(dates) <= (end or datetime.date(2024, 6, 30)), (name, link)
+            if start is not None:
+                assert min(dates) >= start, (name, link)
+            net = sum((line.debit - line.credit for line in lines), Decimal(0))
+            assert abs(net) == expected[name, code], (name, code, net)
+            seen.add((name, code))
+    assert seen == set(expected)
+    # The P&L's sales line: April's 500 only (not March's 1,000 nor July's 70).
+    sales = admin_client.get(
+        "/admin/ledger/journalentry/", {"account": "400", "date__gte": "2024-04-01", "date__lt": "2024-07-01"}
+    )
+    assert [e.date for e in sales.context["cl"].result_list] == [datetime.date(2024, 4, 10)]
