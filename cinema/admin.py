@@ -11,8 +11,10 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 from django.utils.translation import ngettext
 
+from mcpsite.admin_export import CsvExportMixin
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
@@ -163,7 +165,27 @@ class ScheduleAdmin(StaffModelAdmin):
 
 
 @admin.register(Reservation)
-class ReservationAdmin(StaffModelAdmin):
+class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
+    export_columns = [
+        "public_id",
+        "customer_name",
+        "schedule__public_id",
+        "schedule__date",
+        "schedule__start_time",
+        "schedule__movie__title",
+        "schedule__theater__name",
+        "status",
+        "reserved_at",
+        "cancelled_at",
+    ]
+    export_annotations = {
+        "seat_labels": (pgettext_lazy("seat labels", "seats"), selectors.reservation_seat_labels_expression())
+    }
+
+    def export_rows(self, queryset):
+        header, rows = super().export_rows(queryset)
+        return header, ([*row[:-1], selectors.seat_labels_sorted(row[-1] or "")] for row in rows)
+
     list_display = [
         "public_id",
         "customer_name",
@@ -212,7 +234,7 @@ class ReservationAdmin(StaffModelAdmin):
             "{} {} {} {} / {}", s.public_id, s.date, f"{s.start_time:%H:%M}", _film_title(s.movie.title), s.theater.name
         )
 
-    @admin.display(description=_("seats"))
+    @admin.display(description=pgettext_lazy("seat labels", "seats"))
     def seat_list(self, obj):
         labels = sorted((rs.seat.row, rs.seat.column) for rs in obj.seats.all())
         return format_html("{}", ", ".join(f"{row}{column}" for row, column in labels))

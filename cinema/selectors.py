@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models import Count, F, OuterRef, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -324,6 +324,23 @@ def reservation_get(*, public_id: str) -> Reservation | None:
     return (
         Reservation.objects.select_related("schedule__movie", "schedule__theater").filter(public_id=public_id).first()
     )
+
+
+def reservation_seat_labels_expression() -> Subquery:
+    """A reservation's seat labels, space-separated in no set order (SQLite cannot order an aggregate: see
+    `seat_labels_sorted`), as one annotation (a subquery: no join multiplies the rows)."""
+    return Subquery(
+        ReservedSeat.objects.filter(reservation=OuterRef("pk"))
+        .order_by()
+        .values("reservation")
+        .annotate(labels=StringAgg("seat__label", Value(" ")))
+        .values("labels")
+    )
+
+
+def seat_labels_sorted(labels: str) -> str:
+    """ "C4 C3 A10 A2" -> "A2 A10 C3 C4": by row, then by seat number."""
+    return " ".join(sorted(labels.split(), key=lambda label: (label[0], int(label[1:]) if label[1:].isdigit() else 0)))
 
 
 def reservation_seat_labels(*, reservation: Reservation) -> list[str]:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import connection
 from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import Cast, Coalesce, Round, TruncMonth
+from django.utils.translation import gettext
 
 from mcpsite.core.errors import NotFound
 
@@ -288,3 +290,32 @@ def revenue_expenses_by_month(*, year: int) -> list[MonthResult]:
         )
         for month in months
     ]
+
+
+# --- exports ---------------------------------------------------------------------------------------------------
+
+EXPORT_CHUNK_ROWS = 2000
+
+
+def journal_lines_export(*, entries: QuerySet[JournalEntry]) -> tuple[list[str], Iterator[tuple]]:
+    """(header, rows): one row per line of `entries` (an entry's lines together, entries by date), read from a
+    database iterator in chunks, so any number of lines streams in constant memory."""
+    fields = JournalLine._meta
+    header = [
+        JournalEntry._meta.get_field("date").verbose_name,
+        gettext("entry ID"),
+        JournalEntry._meta.get_field("description").verbose_name,
+        gettext("account code"),
+        fields.get_field("account").verbose_name,
+        fields.get_field("debit").verbose_name,
+        fields.get_field("credit").verbose_name,
+    ]
+    rows = (
+        JournalLine.objects.filter(entry__in=entries.order_by().values("pk"))
+        .order_by("entry__date", "entry_id", "id")
+        .values_list(
+            "entry__date", "entry_id", "entry__description", "account__code", "account__name", "debit", "credit"
+        )
+        .iterator(chunk_size=EXPORT_CHUNK_ROWS)
+    )
+    return header, rows

@@ -212,3 +212,29 @@ def test_every_report_line_opens_the_entries_behind_it_for_that_period(admin_cli
         "/admin/ledger/journalentry/", {"account": "400", "date__gte": "2024-04-01", "date__lt": "2024-07-01"}
     )
     assert [e.date for e in sales.context["cl"].result_list] == [datetime.date(2024, 4, 10)]
+
+
+def test_journal_entries_export_their_lines_and_the_reports_export_as_csv(admin_client, post):
+    from mcpsite.tests.exports import read_csv
+
+    first = post("2024-04-10", ("100", 500), ("400", -500), description="売上")
+    post("2024-05-20", ("650", 200), ("100", -200), description="消耗品")
+    rows = read_csv(admin_client.get("/admin/ledger/journalentry/export.csv"))
+    assert len(rows) == 1 + 4
+    entry = sorted(row for row in rows[1:] if row[1] == str(first.pk))
+    assert [row[:4] + row[5:] for row in entry] == [
+        ["2024-04-10", str(first.pk), "売上", "100", "500.00", "0.00"],
+        ["2024-04-10", str(first.pk), "売上", "400", "0.00", "500.00"],
+    ]
+    april = read_csv(admin_client.get("/admin/ledger/journalentry/export.csv?date__gte=2024-04-01&date__lt=2024-05-01"))
+    assert [row[2] for row in april[1:]] == ["売上", "売上"]
+    trial = read_csv(admin_client.get(reverse("admin:ledger_trial_balance"), {"as_of": "2024-06-30", "format": "csv"}))
+    assert [row[0] for row in trial[1:-1]] == ["100", "400", "650"] and trial[-1][3:5] == ["700.00", "700.00"]
+    pl = read_csv(
+        admin_client.get(
+            reverse("admin:ledger_income_statement"), {"start": "2024-04-01", "end": "2024-06-30", "format": "csv"}
+        )
+    )
+    assert pl[-1][-1] == "300.00"
+    sheet = read_csv(admin_client.get(reverse("admin:ledger_balance_sheet"), {"as_of": "2024-06-30", "format": "csv"}))
+    assert [sheet[1][1], sheet[1][3]] == ["100", "300.00"]

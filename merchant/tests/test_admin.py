@@ -95,3 +95,14 @@ def test_record_sale_action(staff, catalogue):
 
 def test_movements_are_read_only(staff, catalogue):
     assert staff.get(reverse("admin:merchant_inventorymovement_add")).status_code == 403
+
+
+def test_products_and_stock_movements_export_as_csv(staff, catalogue):
+    from mcpsite.tests.exports import read_csv
+
+    mug = catalogue["MUGIBO-MUG"]
+    staff.post(reverse("admin:merchant_product_adjust_stock", args=[mug.pk]), {"reason": "restock", "quantity": 3})
+    products = read_csv(staff.get("/admin/merchant/product/export.csv?stock=out"))
+    assert [row[0] for row in products[1:]] == ["MUGIBO-PLUSH-S"]
+    movements = read_csv(staff.get("/admin/merchant/inventorymovement/export.csv"))
+    assert movements[1][1] == "MUGIBO-MUG" and movements[1][3] == "入荷" and movements[1][4] == "3"
