@@ -11,8 +11,7 @@ from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, pgettext_lazy
 
 from mcpsite.admin_export import CsvExportMixin
 from mcpsite.admin_security import StaffModelAdmin
