@@ -312,7 +312,7 @@ def journal_lines_export(*, entries: QuerySet[JournalEntry]) -> tuple[list[str],
     ]
     rows = (
         JournalLine.objects.filter(entry__in=entries.order_by().values("pk"))
-        .order_by("entry__date", "entry_id", "id")
+        .order_by("entry__date", "entry_id", "line_no")
         .values_list(
             "entry__date", "entry_id", "entry__description", "account__code", "account__name", "debit", "credit"
         )
