@@ -6,14 +6,21 @@ Reservations are history: staff cancel them (recorded: who, when) but never edit
 
 from __future__ import annotations
 
+import datetime
+
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from django.utils import formats, timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext, pgettext_lazy
 
 from mcpsite.admin_export import CsvExportMixin
+from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
@@ -112,6 +119,35 @@ class TheaterAdmin(StaffModelAdmin):
     def blocked_count(self, obj):
         return obj.n_blocked
 
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.day_sheet_view)
+        return [path("<int:pk>/day-sheet/", view, name="cinema_theater_day_sheet"), *super().get_urls()]
+
+    def day_sheet_view(self, request, pk: int):
+        """The theater's shows of one day (`?date=`, today by default), one printed page each."""
+        theater = get_object_or_404(Theater, pk=pk)
+        if not all(request.user.has_perm(f"cinema.view_{m}") for m in ("theater", "schedule", "reservation")):
+            raise PermissionDenied
+        try:
+            date = datetime.date.fromisoformat(request.GET.get("date", ""))
+        except ValueError:
+            date = timezone.localdate()
+        title = gettext("Day sheet of %(theater)s, %(date)s") % {
+            "theater": theater.name,
+            "date": formats.date_format(date, "DATE_FORMAT"),
+        }
+        return model_page(
+            self,
+            request,
+            "admin/cinema/print_sheets.html",
+            title=title,
+            sheets=selectors.day_sheets(theater=theater, date=date),
+            original=theater,
+            theater=theater,
+            previous_day=date - datetime.timedelta(days=1),
+            next_day=date + datetime.timedelta(days=1),
+        )
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         services.theater_set_layout(
@@ -150,6 +186,21 @@ class ScheduleAdmin(StaffModelAdmin):
     @admin.display(description=_("sold"), ordering="n_sold")
     def sold(self, obj):
         return obj.n_sold
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.print_view)
+        return [path("<int:pk>/print/", view, name="cinema_schedule_print"), *super().get_urls()]
+
+    def print_view(self, request, pk: int):
+        """The show's seat map and who holds each seat, for paper (the names need the reservations' view right)."""
+        schedule = get_object_or_404(Schedule.objects.select_related("movie", "theater"), pk=pk)
+        if not (self.has_view_permission(request, schedule) and request.user.has_perm("cinema.view_reservation")):
+            raise PermissionDenied
+        sheets = [selectors.show_sheet(schedule=schedule)]
+        title = gettext("Seat map of %(show)s") % {"show": schedule.public_id}
+        return model_page(
+            self, request, "admin/cinema/print_sheets.html", title=title, sheets=sheets, original=schedule
+        )
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         # The seat map under the form (admin/cinema/schedule/change_form.html); a reserved seat links to its

@@ -429,3 +429,43 @@ def reservation_counts_by_day(*, since: datetime.datetime, until: datetime.datet
         .values_list("day", "n")
     )
     return dict(rows)
+
+
+# --- printed sheets (the admin's seat map and day sheet) -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBooking:
+    seat_id: str
+    reservation_id: int
+    public_id: str
+    customer_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShowSheet:
+    seat_map: SeatMap
+    bookings: list[SeatBooking]  # reserved seats by row and column
+
+    @property
+    def sellable(self) -> int:
+        return self.seat_map.available_count + self.seat_map.reserved_count
+
+
+def show_sheet(*, schedule: Schedule) -> ShowSheet:
+    """A show's seat map and who holds each reserved seat (three queries)."""
+    bookings = [
+        SeatBooking(*row)
+        for row in ReservedSeat.objects.filter(schedule=schedule, active=True)
+        .order_by("seat__row", "seat__column")
+        .values_list("seat__label", "reservation_id", "reservation__public_id", "reservation__customer_name")
+    ]
+    return ShowSheet(seat_map_get(schedule=schedule), bookings)
+
+
+def day_sheets(*, theater: Theater, date: datetime.date) -> list[ShowSheet]:
+    """Every show of `theater` on `date` in start order, each with its seat map and bookings."""
+    shows = (
+        Schedule.objects.filter(theater=theater, date=date).select_related("movie", "theater").order_by("start_time")
+    )
+    return [show_sheet(schedule=show) for show in shows]
