@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.db import connection
 from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
@@ -297,7 +298,7 @@ def revenue_expenses_by_month(*, year: int) -> list[MonthResult]:
 EXPORT_CHUNK_ROWS = 2000
 
 
-def journal_lines_export(*, entries: QuerySet[JournalEntry]) -> tuple[list[str], Iterator[tuple]]:
+def journal_lines_export(*, entries: QuerySet[JournalEntry]) -> tuple[list[Any], Iterator[tuple[Any, ...]]]:
     """(header, rows): one row per line of `entries` (an entry's lines together, entries by date), read from a
     database iterator in chunks, so any number of lines streams in constant memory."""
     fields = JournalLine._meta

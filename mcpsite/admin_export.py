@@ -5,7 +5,8 @@ A ModelAdmin mixes in `CsvExportMixin` and names its columns (`export_columns`: 
 query string, to staff with the list's view permission (403 otherwise), as UTF-8 with a byte-order mark (so Excel
 reads the Japanese) in a StreamingHttpResponse that reads the rows in chunks from a database iterator (a
 server-side cursor on PostgreSQL): memory stays flat whatever the row count (bench/bench_export.py measures
-1,000,000 journal lines). docs/decisions explains why this is ours rather than django-import-export's.
+1,000,000 journal lines). docs/decisions/0011-csv-exports.md says why this is ours rather than
+django-import-export's.
 """
 
 from __future__ import annotations
