@@ -20,22 +20,24 @@ def model_page(model_admin, request, template: str, *, title: str, **context) ->
     )
 
 
-def _admin_error(request, template: str, status: int, title: str, fallback, exception) -> HttpResponse:
+def _admin_error(request, status: int, title: str, message: str, fallback, exception) -> HttpResponse:
     """Staff who meet an error inside the admin see it in the admin's chrome, translated, with the way back;
     anyone else (and any other URL) gets Django's page."""
     if not request.path.startswith(reverse("admin:index")) or not getattr(request.user, "is_staff", False):
         return fallback(request, exception)
-    context = {**admin.site.each_context(request), "title": title}
-    return TemplateResponse(request, template, context, status=status).render()
+    context = {**admin.site.each_context(request), "title": title, "message": message}
+    return TemplateResponse(request, "admin/error_page.html", context, status=status).render()
 
 
 def permission_denied(request, exception=None) -> HttpResponse:
     """handler403 (mcpsite/urls.py)."""
-    return _admin_error(
-        request, "admin/403.html", 403, gettext("Permission denied"), defaults.permission_denied, exception
+    message = gettext(
+        "You do not have permission to open this page. Ask an administrator for the permission if your work needs it."
     )
+    return _admin_error(request, 403, gettext("Permission denied"), message, defaults.permission_denied, exception)
 
 
 def page_not_found(request, exception=None) -> HttpResponse:
     """handler404 (mcpsite/urls.py)."""
-    return _admin_error(request, "admin/404.html", 404, gettext("Page not found"), defaults.page_not_found, exception)
+    message = gettext("There is no such page, or it is not one you may open.")
+    return _admin_error(request, 404, gettext("Page not found"), message, defaults.page_not_found, exception)
