@@ -359,11 +359,14 @@ def test_every_admin_page_is_in_one_language_for_every_role(
     browser = superuser.context.browser
     base = live_server.url
     paths = superuser_paths(superuser, base, oauth_client, tmp_path)
-    consent = (
+    # The remote sign-in's pages: the user's connected MCP clients, and the consent page (the sign-in page extends
+    # the admin's login page).
+    oauth_pages = [
+        "/oauth/connections/",
         "/oauth/authorize/?response_type=code&scope=cinema+ledger&state=s&code_challenge_method=S256"
         f"&client_id={oauth_client.client_id}&redirect_uri=http://127.0.0.1:33418/callback"
-        "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
-    )
+        "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    ]
     for username, perms in ROLES.items():
         if perms is not None:
             make_staff(django_user_model, username, perms)
@@ -381,7 +384,7 @@ def test_every_admin_page_is_in_one_language_for_every_role(
     for username, perms in ROLES.items():
         for language in ("ja", "en"):
             page = sign_in(browser, base, username, language)
-            for path in [*paths, *([consent] if perms is None else [])]:
+            for path in [*paths, *(oauth_pages if perms is None else [])]:
                 response = page.goto(base + path)
                 status = response.status
                 if perms is None:
