@@ -40,7 +40,7 @@ def main() -> None:
 
     boot("export", postgres=args.database == "postgres")
     from django.contrib.auth import get_user_model
-    from django.db import connection
+    from django.db import connection, transaction
     from django.test import Client
 
     from ledger.models import Account, JournalEntry, JournalLine
@@ -58,12 +58,13 @@ def main() -> None:
             JournalEntry(id=uuid.uuid4(), date=start_day + datetime.timedelta(days=i % 2000), description=f"売上 {i}")
             for i in range(first, min(first + batch, entries))
         ]
-        JournalEntry.objects.bulk_create(made)
         amount = Decimal("1234.50")
-        JournalLine.objects.bulk_create(
-            [JournalLine(entry=e, line_no=0, account=cash, debit=amount) for e in made]
-            + [JournalLine(entry=e, line_no=1, account=sales, credit=amount) for e in made]
-        )
+        with transaction.atomic():  # PostgreSQL checks each entry's balance when the transaction commits
+            JournalEntry.objects.bulk_create(made)
+            JournalLine.objects.bulk_create(
+                [JournalLine(entry=e, line_no=0, account=cash, debit=amount) for e in made]
+                + [JournalLine(entry=e, line_no=1, account=sales, credit=amount) for e in made]
+            )
     print(f"loaded in {time.perf_counter() - started:.0f} s", flush=True)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:

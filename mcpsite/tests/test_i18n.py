@@ -70,6 +70,7 @@ PROPER_NAMES = frozenset(
         "IP",
         "LDAP",
         "Mac",
+        "mcpsite",  # this site's name (the remote sign-in pages' header)
         "ms",
         "OAuth",
         "POST",
