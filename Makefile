@@ -57,13 +57,13 @@ test: venv system-deps messages
 conformance: venv
 	@scripts/conformance
 
-# The staff's Japanese: locale/ja/LC_MESSAGES/django.po (committed) compiled to django.mo (a build artifact, like
-# .pyc) by Django's compilemessages, which runs GNU gettext's msgfmt.
-MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+# The staff's Japanese: locale/ja/LC_MESSAGES/django.po and djangojs.po (the admin's JavaScript widgets), committed,
+# compiled to .mo files (build artifacts, like .pyc) by Django's compilemessages, which runs GNU gettext's msgfmt.
+MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/*.po))
 messages: $(MO_FILES)
 
-%/LC_MESSAGES/django.mo: %/LC_MESSAGES/django.po | venv gettext
-	@$(PY) manage.py compilemessages -v 0 --locale $(notdir $*)
+locale/%.mo: locale/%.po | venv gettext
+	@$(PY) manage.py compilemessages -v 0 --locale $(firstword $(subst /, ,$*))
 
 gettext:
 	@if ! command -v msgfmt >/dev/null 2>&1; then \

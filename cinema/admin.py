@@ -6,19 +6,31 @@ Reservations are history: staff cancel them (recorded: who, when) but never edit
 
 from __future__ import annotations
 
+import datetime
+
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
-from django.template.loader import render_to_string
+from django.shortcuts import get_object_or_404
+from django.urls import path
+from django.utils import formats, timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
+from mcpsite.admin_export import CsvExportMixin
+from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
 from . import selectors, services
 from .models import Movie, Reservation, Schedule, Theater
+
+
+def _film_title(title: str):
+    """A film's title in a list: one line, cut with an ellipsis when long (the whole title is its tooltip)."""
+    return format_html('<span class="cinema-title" title="{}">{}</span>', title, title)
 
 
 @admin.register(Movie)
@@ -107,6 +119,35 @@ class TheaterAdmin(StaffModelAdmin):
     def blocked_count(self, obj):
         return obj.n_blocked
 
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.day_sheet_view)
+        return [path("<int:pk>/day-sheet/", view, name="cinema_theater_day_sheet"), *super().get_urls()]
+
+    def day_sheet_view(self, request, pk: int):
+        """The theater's shows of one day (`?date=`, today by default), one printed page each."""
+        theater = get_object_or_404(Theater, pk=pk)
+        if not all(request.user.has_perm(f"cinema.view_{m}") for m in ("theater", "schedule", "reservation")):
+            raise PermissionDenied
+        try:
+            date = datetime.date.fromisoformat(request.GET.get("date", ""))
+        except ValueError:
+            date = timezone.localdate()
+        title = gettext("Day sheet of %(theater)s, %(date)s") % {
+            "theater": theater.name,
+            "date": formats.date_format(date, "DATE_FORMAT"),
+        }
+        return model_page(
+            self,
+            request,
+            "admin/cinema/print_sheets.html",
+            title=title,
+            sheets=selectors.day_sheets(theater=theater, date=date),
+            original=theater,
+            theater=theater,
+            previous_day=date - datetime.timedelta(days=1),
+            next_day=date + datetime.timedelta(days=1),
+        )
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         services.theater_set_layout(
@@ -119,14 +160,14 @@ class TheaterAdmin(StaffModelAdmin):
 
 @admin.register(Schedule)
 class ScheduleAdmin(StaffModelAdmin):
-    list_display = ["public_id", "date", "start_time", "end_time", "movie", "theater", "sold"]
+    list_display = ["public_id", "date", "start_time", "end_time", "film", "theater", "sold"]
     list_filter = ["date", "theater", "movie"]
     date_hierarchy = "date"
     search_fields = ["public_id", "movie__title"]
     list_select_related = ["movie", "theater"]
     autocomplete_fields = ["movie"]
-    readonly_fields = ["public_id", "seat_map"]
-    fields = ["public_id", "movie", "theater", "date", "start_time", "end_time", "seat_map"]
+    readonly_fields = ["public_id"]
+    fields = ["public_id", "movie", "theater", "date", "start_time", "end_time"]
 
     def get_queryset(self, request):
         return (
@@ -135,22 +176,66 @@ class ScheduleAdmin(StaffModelAdmin):
             .annotate(n_sold=Count("reserved_seats", filter=Q(reserved_seats__active=True)))
         )
 
+    class Media:
+        css = {"all": ["cinema/admin-lists.css"]}
+
+    @admin.display(description=_("movie"), ordering="movie__title")
+    def film(self, obj):
+        return _film_title(obj.movie.title)
+
     @admin.display(description=_("sold"), ordering="n_sold")
     def sold(self, obj):
         return obj.n_sold
 
-    @admin.display(description=_("seat map"))
-    def seat_map(self, obj):
-        if not obj.pk:
-            return "—"
-        return render_to_string("admin/cinema/seat_map.html", {"seat_map": selectors.seat_map_get(schedule=obj)})
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.print_view)
+        return [path("<int:pk>/print/", view, name="cinema_schedule_print"), *super().get_urls()]
+
+    def print_view(self, request, pk: int):
+        """The show's seat map and who holds each seat, for paper (the names need the reservations' view right)."""
+        schedule = get_object_or_404(Schedule.objects.select_related("movie", "theater"), pk=pk)
+        if not (self.has_view_permission(request, schedule) and request.user.has_perm("cinema.view_reservation")):
+            raise PermissionDenied
+        sheets = [selectors.show_sheet(schedule=schedule)]
+        title = gettext("Seat map of %(show)s") % {"show": schedule.public_id}
+        return model_page(
+            self, request, "admin/cinema/print_sheets.html", title=title, sheets=sheets, original=schedule
+        )
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # The seat map under the form (admin/cinema/schedule/change_form.html); a reserved seat links to its
+        # reservation for staff who may view reservations.
+        if obj is not None:
+            context["seat_map"] = selectors.seat_map_get(schedule=obj)
+            context["reservation_links"] = request.user.has_perm("cinema.view_reservation")
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
 
 # --- reservations -----------------------------------------------------------------------------
 
 
 @admin.register(Reservation)
-class ReservationAdmin(StaffModelAdmin):
+class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
+    export_columns = [
+        "public_id",
+        "customer_name",
+        "schedule__public_id",
+        "schedule__date",
+        "schedule__start_time",
+        "schedule__movie__title",
+        "schedule__theater__name",
+        "status",
+        "reserved_at",
+        "cancelled_at",
+    ]
+    export_annotations = {
+        "seat_labels": (pgettext_lazy("seat labels", "seats"), selectors.reservation_seat_labels_expression())
+    }
+
+    def export_rows(self, queryset):
+        header, rows = super().export_rows(queryset)
+        return header, ([*row[:-1], selectors.seat_labels_sorted(row[-1] or "")] for row in rows)
+
     list_display = [
         "public_id",
         "customer_name",
@@ -189,12 +274,17 @@ class ReservationAdmin(StaffModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # history is corrected by cancelling, not deleting
 
+    class Media:
+        css = {"all": ["cinema/admin-lists.css"]}
+
     @admin.display(description=_("show"), ordering="schedule__date")
     def show(self, obj):
         s = obj.schedule
-        return f"{s.public_id} {s.date} {s.start_time:%H:%M} {s.movie.title} / {s.theater.name}"
+        return format_html(
+            "{} {} {} {} / {}", s.public_id, s.date, f"{s.start_time:%H:%M}", _film_title(s.movie.title), s.theater.name
+        )
 
-    @admin.display(description=_("seats"))
+    @admin.display(description=pgettext_lazy("seat labels", "seats"))
     def seat_list(self, obj):
         labels = sorted((rs.seat.row, rs.seat.column) for rs in obj.seats.all())
         return format_html("{}", ", ".join(f"{row}{column}" for row, column in labels))

@@ -6,6 +6,7 @@ import datetime
 from dataclasses import dataclass
 
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from mcpsite.dashboard import Block, Link, Viewer, changelist, daily_counts_chart, number
@@ -28,6 +29,7 @@ class DayBlock:
     date: datetime.date
     heading: str
     all_shows: Link
+    ended: int  # shows that day that have ended (not listed)
     shows: list[ShowLine]
 
 
@@ -35,11 +37,12 @@ def shows_block(viewer: Viewer) -> Block | None:
     if not viewer.may("cinema.view_schedule", "cinema.view_reservation"):
         return None
     days = []
-    for day, heading in [
-        (viewer.today, gettext("Today")),
-        (viewer.today + datetime.timedelta(days=1), gettext("Tomorrow")),
+    now = timezone.localtime(viewer.now).time()
+    for day, heading, after in [
+        (viewer.today, gettext("Today"), now),
+        (viewer.today + datetime.timedelta(days=1), gettext("Tomorrow"), None),
     ]:
-        board = selectors.show_occupancy_list(date=day, limit=SHOWS_PER_DAY)
+        board = selectors.show_occupancy_list(date=day, limit=SHOWS_PER_DAY, after=after)
         lines = [
             ShowLine(
                 show=show,
@@ -52,7 +55,7 @@ def shows_block(viewer: Viewer) -> Block | None:
             for show in board.shows
         ]
         all_shows = Link(number(board.total), changelist("cinema.schedule", date=day.isoformat()), board.total)
-        days.append(DayBlock(day, heading, all_shows, lines))
+        days.append(DayBlock(day, heading, all_shows, board.ended, lines))
     return Block(
         "dash-shows", gettext("Shows today and tomorrow"), "admin/dashboard/cinema_shows.html", days, wide=True
     )

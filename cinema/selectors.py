@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.db.models import Count, F, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce, NullIf, TruncDate
+from django.db.models import Count, F, OuterRef, Q, StringAgg, Subquery, Value
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
@@ -245,6 +245,7 @@ class SeatState:
     row: str
     column: int
     status: str  # available | reserved | blocked
+    reservation_id: int | None = None  # the active reservation holding a reserved seat (the admin links to it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +266,9 @@ class SeatMap:
 
 def seat_map_get(*, schedule: Schedule) -> SeatMap:
     """Every seat of the show's theater with its state (two queries, whatever the size)."""
-    reserved = set(ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", flat=True))
+    reserved = dict(
+        ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", "reservation_id")
+    )
     seats: list[SeatState] = []
     counts = {"available": 0, "reserved": 0, "blocked": 0}
     for pk, label, row, column, blocked in (
@@ -275,7 +278,7 @@ def seat_map_get(*, schedule: Schedule) -> SeatMap:
     ):
         status = "reserved" if pk in reserved else "blocked" if blocked else "available"
         counts[status] += 1
-        seats.append(SeatState(label, row, column, status))
+        seats.append(SeatState(label, row, column, status, reserved.get(pk)))
     return SeatMap(schedule, seats, counts["available"], counts["reserved"], counts["blocked"])
 
 
@@ -323,6 +326,23 @@ def reservation_get(*, public_id: str) -> Reservation | None:
     )
 
 
+def reservation_seat_labels_expression() -> Subquery:
+    """A reservation's seat labels, space-separated in no set order (SQLite cannot order an aggregate: see
+    `seat_labels_sorted`), as one annotation (a subquery: no join multiplies the rows)."""
+    return Subquery(
+        ReservedSeat.objects.filter(reservation=OuterRef("pk"))
+        .order_by()
+        .values("reservation")
+        .annotate(labels=StringAgg("seat__label", Value(" ")))
+        .values("labels")
+    )
+
+
+def seat_labels_sorted(labels: str) -> str:
+    """ "C4 C3 A10 A2" -> "A2 A10 C3 C4": by row, then by seat number."""
+    return " ".join(sorted(labels.split(), key=lambda label: (label[0], int(label[1:]) if label[1:].isdigit() else 0)))
+
+
 def reservation_seat_labels(*, reservation: Reservation) -> list[str]:
     """The reservation's seats in seat-map order (kept after a cancellation, for the record)."""
     return list(reservation.seats.order_by("seat__row", "seat__column").values_list("seat__label", flat=True))
@@ -355,13 +375,16 @@ class ShowOccupancy:
 @dataclass(frozen=True, slots=True)
 class DayShows:
     date: datetime.date
-    total: int  # every show that day; `shows` holds the fullest `limit` of them
-    shows: list[ShowOccupancy]
+    total: int  # every show that day
+    ended: int  # shows that day that ended before `after`
+    shows: list[ShowOccupancy]  # the first `limit` of the others, in start order
 
 
-def show_occupancy_list(*, date: datetime.date, limit: int) -> DayShows:
-    """The day's `limit` fullest shows (booked seats over sellable seats, in SQL), then by start time; two
-    queries whatever the number of shows or bookings."""
+def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time | None = None) -> DayShows:
+    """The day's shows that have not ended by `after` (on now, then next: in start order), the first `limit` of
+    them with their occupancy (booked seats over sellable seats, in SQL), and how many ended; two queries
+    whatever the number of shows or bookings. A show ending past midnight (end before start) has not ended; one
+    without an end time has once it started."""
     capacity = (
         Seat.objects.filter(theater=OuterRef("theater_id"), blocked=False)
         .order_by()
@@ -376,17 +399,21 @@ def show_occupancy_list(*, date: datetime.date, limit: int) -> DayShows:
         .annotate(n=Count("id"))
         .values("n")
     )
+    day = Schedule.objects.filter(date=date)
+    not_ended = (
+        Q(pk__isnull=False)
+        if after is None
+        else Q(end_time__gt=after) | Q(end_time__lt=F("start_time")) | Q(end_time__isnull=True, start_time__gte=after)
+    )
+    counts = day.aggregate(total=Count("pk"), ended=Count("pk", filter=~not_ended))
     shows = (
-        Schedule.objects.filter(date=date)
+        day.filter(not_ended)
         .annotate(capacity=Coalesce(Subquery(capacity), 0), booked=Coalesce(Subquery(booked), 0))
-        .annotate(permille=F("booked") * 1000 / NullIf(F("capacity"), 0))
-        .order_by(F("permille").desc(nulls_last=True), "start_time", "theater__name")
+        .order_by("start_time", "theater__name")
         .values_list("pk", "public_id", "start_time", "movie__title", "theater__name", "booked", "capacity")
     )
     return DayShows(
-        date=date,
-        total=Schedule.objects.filter(date=date).count(),
-        shows=[ShowOccupancy(*row) for row in shows[:limit]],
+        date=date, total=counts["total"], ended=counts["ended"], shows=[ShowOccupancy(*row) for row in shows[:limit]]
     )
 
 
@@ -402,3 +429,43 @@ def reservation_counts_by_day(*, since: datetime.datetime, until: datetime.datet
         .values_list("day", "n")
     )
     return dict(rows)
+
+
+# --- printed sheets (the admin's seat map and day sheet) -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBooking:
+    seat_id: str
+    reservation_id: int
+    public_id: str
+    customer_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShowSheet:
+    seat_map: SeatMap
+    bookings: list[SeatBooking]  # reserved seats by row and column
+
+    @property
+    def sellable(self) -> int:
+        return self.seat_map.available_count + self.seat_map.reserved_count
+
+
+def show_sheet(*, schedule: Schedule) -> ShowSheet:
+    """A show's seat map and who holds each reserved seat (three queries)."""
+    bookings = [
+        SeatBooking(*row)
+        for row in ReservedSeat.objects.filter(schedule=schedule, active=True)
+        .order_by("seat__row", "seat__column")
+        .values_list("seat__label", "reservation_id", "reservation__public_id", "reservation__customer_name")
+    ]
+    return ShowSheet(seat_map_get(schedule=schedule), bookings)
+
+
+def day_sheets(*, theater: Theater, date: datetime.date) -> list[ShowSheet]:
+    """Every show of `theater` on `date` in start order, each with its seat map and bookings."""
+    shows = (
+        Schedule.objects.filter(theater=theater, date=date).select_related("movie", "theater").order_by("start_time")
+    )
+    return [show_sheet(schedule=show) for show in shows]

@@ -11,9 +11,10 @@ from django.db.models import Sum
 from django.forms.models import BaseInlineFormSet
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.admin_export import CsvExportMixin, csv_response
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
@@ -75,8 +76,20 @@ class AccountAdmin(StaffModelAdmin):
             path("reports/trial-balance/", view(self.trial_balance_view), name="ledger_trial_balance"),
         ] + super().get_urls()
 
-    def _report(self, request, template, title, **context):
+    def _report(self, request, template, title, csv=None, **context):
+        """The report's page, or with `?format=csv` its lines as CSV (`csv`: header and rows)."""
+        if csv is not None and request.GET.get("format") == "csv":
+            header, rows = csv
+            return csv_response(f"{template}-{timezone.localdate():%Y%m%d}.csv", header, rows)
+        query = request.GET.copy()
+        query["format"] = "csv"
+        context["csv_url"] = f"?{query.urlencode()}"
         return model_page(self, request, f"admin/ledger/{template}.html", title=title, **context)
+
+    @staticmethod
+    def _section_rows(name: str, section) -> list[list]:
+        rows = [[name, row.account.code, row.account.name, row.balance] for row in section.accounts]
+        return [*rows, [name, "", gettext("Total"), section.total]]
 
     def _dates(self, request):
         form = ReportDateForm(request.GET or None)
@@ -87,25 +100,53 @@ class AccountAdmin(StaffModelAdmin):
     def balance_sheet_view(self, request):
         form, data, today = self._dates(request)
         as_of = data.get("as_of") or today
+        sheet = selectors.balance_sheet(as_of=as_of)
+        rows = [
+            *self._section_rows(gettext("Assets"), sheet.assets),
+            *self._section_rows(gettext("Liabilities"), sheet.liabilities),
+            [gettext("Equity"), "", gettext("Retained earnings to date (revenue − expenses)"), sheet.retained_earnings],
+            *self._section_rows(gettext("Equity"), sheet.equity),
+        ]
         return self._report(
             request,
             "balance_sheet",
             gettext("Balance sheet"),
+            csv=(self._section_header(), rows),
             form=form,
             as_of=as_of,
-            sheet=selectors.balance_sheet(as_of=as_of),
+            sheet=sheet,
         )
+
+    @staticmethod
+    def _section_header() -> list[str]:
+        return [gettext("Section"), gettext("Code"), gettext("Account"), gettext("Balance")]
 
     def income_statement_view(self, request):
         form, data, today = self._dates(request)
-        end = data.get("end") or today
-        start = data.get("start") or end.replace(month=1, day=1)
+        # By default the fiscal year (April–March) the dashboard opens on, up to today; with only an end date, the
+        # fiscal year up to that day.
+        if data.get("end") is None and data.get("start") is None:
+            start, end = selectors.fiscal_year_bounds(year=selectors.default_fiscal_year(today=today))
+            end = min(end, today)
+        else:
+            end = data.get("end") or today
+            start = data.get("start") or selectors.fiscal_year_bounds(year=selectors.fiscal_year_of(day=end))[0]
         error = gettext("The start date is after the end date.") if start > end else None
         statement = None if error else selectors.income_statement(start=start, end=end)
+        rows = (
+            []
+            if statement is None
+            else [
+                *self._section_rows(gettext("Revenue"), statement.revenue),
+                *self._section_rows(gettext("Expenses"), statement.expenses),
+                ["", "", gettext("Net income"), statement.net_income],
+            ]
+        )
         return self._report(
             request,
             "income_statement",
             gettext("Income statement"),
+            csv=None if error else (self._section_header(), rows),
             form=form,
             start=start,
             end=end,
@@ -116,13 +157,22 @@ class AccountAdmin(StaffModelAdmin):
     def trial_balance_view(self, request):
         form, data, today = self._dates(request)
         as_of = data.get("as_of") or today
+        tb = selectors.trial_balance(as_of=as_of)
+        header = [
+            gettext("Code"),
+            gettext("Account"),
+            pgettext("account type", "Type"),
+            gettext("Debit total"),
+            gettext("Credit total"),
+            gettext("Balance"),
+        ]
+        rows = [
+            [r.account.code, r.account.name, r.account.get_type_display(), r.debit, r.credit, r.balance]
+            for r in tb.rows
+        ]
+        rows.append(["", gettext("Total"), "", tb.debit_total, tb.credit_total, ""])
         return self._report(
-            request,
-            "trial_balance",
-            gettext("Trial balance"),
-            form=form,
-            as_of=as_of,
-            tb=selectors.trial_balance(as_of=as_of),
+            request, "trial_balance", gettext("Trial balance"), csv=(header, rows), form=form, as_of=as_of, tb=tb
         )
 
 
@@ -187,10 +237,26 @@ class AccountTypeFilter(admin.SimpleListFilter):
         return queryset.filter(pk__in=JournalLine.objects.filter(account__type=self.value()).values("entry_id"))
 
 
+class AccountFilter(admin.SimpleListFilter):
+    """Entries with a line on one account (by code): a report line's drill-down opens this with its period. A
+    subquery, like the account type's."""
+
+    title = _("account")
+    parameter_name = "account"
+
+    def lookups(self, request, model_admin):
+        return [(code, f"{code} {name}") for code, name in Account.objects.order_by("code").values_list("code", "name")]
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        return queryset.filter(pk__in=JournalLine.objects.filter(account__code=self.value()).values("entry_id"))
+
+
 @admin.register(JournalEntry)
-class JournalEntryAdmin(StaffModelAdmin):
+class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
     list_display = ["date", "description", "amount", "created_by", "reversal_of", "is_reversed"]
-    list_filter = ["date", AccountTypeFilter]
+    list_filter = ["date", AccountTypeFilter, AccountFilter]
     search_fields = ["description", "=id"]
     date_hierarchy = "date"
     fields = ["date", "description", "created_by", "reversal_of"]
@@ -205,6 +271,10 @@ class JournalEntryAdmin(StaffModelAdmin):
             .select_related("created_by", "reversal_of", "reversal")
             .annotate(debit_total=Sum("lines__debit"))  # the list's amounts in its one query
         )
+
+    def export_rows(self, queryset):
+        """One row per line of the listed entries (an entry's lines together, in date order)."""
+        return selectors.journal_lines_export(entries=queryset)
 
     @admin.display(description=_("amount"))
     def amount(self, obj):

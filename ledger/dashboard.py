@@ -43,7 +43,7 @@ def ledger_block(viewer: Viewer) -> Block | None:
     today = viewer.today
     current = selectors.fiscal_year_of(day=today)
     chosen = fiscal_year_param(viewer.params.get("fiscal_year"))
-    year = current if chosen is None else chosen
+    year = selectors.default_fiscal_year(today=today) if chosen is None else chosen
     months = selectors.revenue_expenses_by_month(year=year)
     # Each month's entries: from its first day to the next month's (the last ends where the next year starts).
     bounds = [m.month for m in months] + [selectors.fiscal_year_months(year=year + 1)[0]]

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.db import connection
 from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import Cast, Coalesce, Round, TruncMonth
+from django.utils.translation import gettext
 
 from mcpsite.core.errors import NotFound
 
@@ -233,6 +236,25 @@ def fiscal_year_months(*, year: int) -> list[datetime.date]:
     ]
 
 
+def fiscal_year_bounds(*, year: int) -> tuple[datetime.date, datetime.date]:
+    """The first and the last day of fiscal `year`."""
+    start = datetime.date(year, FISCAL_YEAR_START_MONTH, 1)
+    return start, datetime.date(year + 1, FISCAL_YEAR_START_MONTH, 1) - datetime.timedelta(days=1)
+
+
+def default_fiscal_year(*, today: datetime.date) -> int:
+    """The fiscal year staff see first: the latest one up to today's that has entries (a new year's empty books
+    would show twelve ¥0 months), today's when there are none. One indexed MAX query."""
+    current = fiscal_year_of(day=today)
+    latest = (
+        JournalEntry.objects.filter(date__lt=fiscal_year_bounds(year=current)[1] + datetime.timedelta(days=1))
+        .order_by("-date")
+        .values_list("date", flat=True)
+        .first()
+    )
+    return current if latest is None else fiscal_year_of(day=latest)
+
+
 @dataclass(frozen=True, slots=True)
 class MonthResult:
     month: datetime.date  # the first day of the month
@@ -269,3 +291,32 @@ def revenue_expenses_by_month(*, year: int) -> list[MonthResult]:
         )
         for month in months
     ]
+
+
+# --- exports ---------------------------------------------------------------------------------------------------
+
+EXPORT_CHUNK_ROWS = 2000
+
+
+def journal_lines_export(*, entries: QuerySet[JournalEntry]) -> tuple[list[Any], Iterator[tuple[Any, ...]]]:
+    """(header, rows): one row per line of `entries` (an entry's lines together, entries by date), read from a
+    database iterator in chunks, so any number of lines streams in constant memory."""
+    fields = JournalLine._meta
+    header = [
+        JournalEntry._meta.get_field("date").verbose_name,
+        gettext("entry ID"),
+        JournalEntry._meta.get_field("description").verbose_name,
+        gettext("account code"),
+        fields.get_field("account").verbose_name,
+        fields.get_field("debit").verbose_name,
+        fields.get_field("credit").verbose_name,
+    ]
+    rows = (
+        JournalLine.objects.filter(entry__in=entries.order_by().values("pk"))
+        .order_by("entry__date", "entry_id", "line_no")
+        .values_list(
+            "entry__date", "entry_id", "entry__description", "account__code", "account__name", "debit", "credit"
+        )
+        .iterator(chunk_size=EXPORT_CHUNK_ROWS)
+    )
+    return header, rows

@@ -5,6 +5,8 @@ from django.contrib import admin
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
+from django_tasks_db.admin import DBTaskResultAdmin
+from django_tasks_db.models import DBTaskResult
 
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
@@ -109,3 +111,38 @@ class ToolCallAdmin(StaffModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+# django-tasks-db's task results (the reminder worker's queue), with the labels it declares as plain strings
+# (0.13.0: never passed to gettext) given in the staff's language.
+admin.site.unregister(DBTaskResult)
+
+
+@admin.register(DBTaskResult)
+class TaskResultAdmin(DBTaskResultAdmin):
+    list_display = (
+        "task_id",
+        "task_label",
+        "status",
+        "enqueued_at",
+        "started_at",
+        "finished_at",
+        "priority",
+        "queue_name",
+    )
+
+    @admin.display(description=_("ID"), ordering="id")
+    def task_id(self, obj: DBTaskResult) -> str:
+        return str(obj.id)
+
+    @admin.display(description=_("task name"), ordering="task_path")
+    def task_label(self, obj: DBTaskResult) -> str:
+        return obj.task_name
+
+    @admin.display(description=_("traceback"))
+    def formatted_traceback(self, obj: DBTaskResult) -> str:
+        return super().formatted_traceback(obj)
+
+    @admin.display(description=_("run after"))
+    def display_run_after(self, obj: DBTaskResult):
+        return super().display_run_after(obj)

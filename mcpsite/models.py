@@ -123,7 +123,7 @@ class ToolCall(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.tool} {self.outcome} ({self.request_id})"
+        return f"{self.tool} {self.get_outcome_display()} ({self.request_id})"
 
 
 class RateWindow(models.Model):

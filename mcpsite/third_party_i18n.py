@@ -5,11 +5,17 @@ at import) puts them in locale/ja, where Django finds them for django-axes, djan
 the strings Django 6.1 added after its Japanese catalogue was last updated. Nothing imports this module.
 """
 
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_noop, ngettext_lazy
 
 THIRD_PARTY_MSGIDS = [
     # Django 6.1 (django/db/models/fields: the blank choice of a select)
     gettext_noop("- Select an option -"),
+    # Django 6.1's admin (the date hierarchy's label, the app index, the delete confirmation, the user menu)
+    gettext_noop("Filter by %(field_name)s"),
+    gettext_noop('The app "%s" could not be found.'),
+    ngettext_lazy("…and %(count)d more object.", "…and %(count)d more objects.", "count"),
+    gettext_noop("Logout"),
+    gettext_noop("No %s matches the given query."),
     # django-axes 8.3.1 (the login throttle's admin)
     gettext_noop("Form Data"),
     gettext_noop("Meta Data"),
@@ -31,6 +37,9 @@ THIRD_PARTY_MSGIDS = [
     gettext_noop("access log"),
     gettext_noop("access logs"),
     gettext_noop("Account locked: too many login attempts. Please try again later."),
+    gettext_noop("Locked Out"),
+    gettext_noop("Not set"),
+    gettext_noop("Attempt Remaining"),
     # django-tasks-db 0.13.0 (the task results' admin)
     gettext_noop("enqueued at"),
     gettext_noop("started at"),

@@ -22,6 +22,10 @@ class LiveToken(AccessToken):
         verbose_name = _("access token")
         verbose_name_plural = _("access tokens")
 
+    def __str__(self) -> str:
+        # The toolkit's "AccessToken #<pk>", in the staff's language; never the token itself.
+        return _("Access token #%(pk)s") % {"pk": self.pk}
+
 
 class RedeemedCode(models.Model):
     """An authorization code that was exchanged, and the token family it started: a second exchange of the code

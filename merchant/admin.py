@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.admin_export import CsvExportMixin
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import ReadOnlyModelAdmin, StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
@@ -53,7 +55,8 @@ class MovementInline(admin.TabularInline):
 
 
 @admin.register(Product)
-class ProductAdmin(StaffModelAdmin):
+class ProductAdmin(CsvExportMixin, StaffModelAdmin):
+    export_columns = ["sku", "name", "category", "brand", "price_cents", "inventory_count", "active"]
     list_display = ["sku", "name", "price_yen", "stock", "category", "brand", "active"]
     list_filter = [StockFilter, "active", "category", "brand"]
     search_fields = ["sku", "name", "brand", "category", "keywords"]
@@ -115,7 +118,7 @@ class ProductAdmin(StaffModelAdmin):
     def adjust_stock_view(self, request, pk: int):
         product = get_object_or_404(Product, pk=pk)
         if not self.has_change_permission(request, product):
-            return redirect("admin:index")
+            raise PermissionDenied
         form = StockAdjustmentForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             reason, quantity, note = (
@@ -170,7 +173,17 @@ class ProductAdmin(StaffModelAdmin):
 
 
 @admin.register(InventoryMovement)
-class InventoryMovementAdmin(ReadOnlyModelAdmin):
+class InventoryMovementAdmin(CsvExportMixin, ReadOnlyModelAdmin):
+    export_columns = [
+        "created_at",
+        "product__sku",
+        "product__name",
+        "reason",
+        "delta",
+        "balance_after",
+        "note",
+        "created_by__username",
+    ]
     list_display = ["created_at", "product", "reason", "delta", "balance_after", "created_by", "note"]
     list_filter = ["reason"]
     search_fields = ["product__sku", "product__name", "note"]

@@ -113,4 +113,4 @@ class InventoryMovement(models.Model):
         verbose_name_plural = _("inventory movements")
 
     def __str__(self) -> str:
-        return f"{self.product.sku} {self.delta:+d} ({self.reason})"
+        return f"{self.product.sku} {self.delta:+d} ({self.get_reason_display()})"

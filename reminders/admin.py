@@ -12,14 +12,16 @@ from mcpsite.core.errors import ApplicationError
 
 from . import services
 from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
+from .schedule import describe_rule
 from .webhooks import WebhookTargetRefused, webhook_url_validate
 
 STATUS_COLOURS = {"queued": "#777", "sending": "#b58900", "sent": "#2e7d32", "failed": "#c62828"}
 
 
-def _badge(status: str):
-    colour = STATUS_COLOURS.get(status, "#777")
-    return format_html('<strong style="color:{}">{}</strong>', colour, status)
+def _badge(obj: Message | ReminderDelivery):
+    """The status's label (translated), coloured by its value."""
+    colour = STATUS_COLOURS.get(obj.status, "#777")
+    return format_html('<strong style="color:{}">{}</strong>', colour, obj.get_status_display())
 
 
 class ProfileForm(forms.ModelForm):
@@ -156,7 +158,7 @@ class MessageAdmin(StaffModelAdmin):
 
     @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj):
-        return _badge(obj.status)
+        return _badge(obj)
 
     @admin.action(description=_("Resend selected failed messages"), permissions=["change"])
     def resend(self, request, queryset):
@@ -190,12 +192,12 @@ class DeliveryInline(admin.TabularInline):
 
     @admin.display(description=_("status"))
     def status_badge(self, obj):
-        return _badge(obj.status)
+        return _badge(obj)
 
 
 @admin.register(Reminder)
 class ReminderAdmin(StaffModelAdmin):
-    list_display = ["public_id", "note", "owner", "next_fire", "repeat", "is_active", "delivered_count"]
+    list_display = ["public_id", "note", "owner", "next_fire", "repeat_rule", "is_active", "delivered_count"]
     list_filter = ["is_active", ("next_fire_at", admin.EmptyFieldListFilter)]
     search_fields = ["public_id", "note", "owner__username"]
     list_select_related = ["owner"]
@@ -205,7 +207,7 @@ class ReminderAdmin(StaffModelAdmin):
         "note",
         "time",
         "tz",
-        "repeat",
+        "repeat_rule",
         "rrule",
         "next_fire_at",
         "claimed_until",
@@ -230,6 +232,10 @@ class ReminderAdmin(StaffModelAdmin):
             return gettext("— (finished)")
         return obj.next_fire_at.astimezone(obj.zone).strftime("%Y-%m-%d %H:%M %z")
 
+    @admin.display(description=_("repeat"), ordering="rrule")
+    def repeat_rule(self, obj):
+        return describe_rule(obj.rrule)
+
     @admin.display(description=_("deliveries"), ordering="delivered")
     def delivered_count(self, obj):
         return obj.delivered
@@ -248,4 +254,4 @@ class ReminderDeliveryAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description=_("status"), ordering="status")
     def status_badge(self, obj):
-        return _badge(obj.status)
+        return _badge(obj)

@@ -221,7 +221,11 @@ class Message(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.public_id} to {self.contact.name} ({self.status})"
+        return _("%(id)s to %(contact)s (%(status)s)") % {
+            "id": self.public_id,
+            "contact": self.contact.name,
+            "status": self.get_status_display(),
+        }
 
 
 class Reminder(models.Model):
@@ -315,7 +319,9 @@ class ReminderDelivery(models.Model):
         verbose_name_plural = _("reminder deliveries")
 
     def __str__(self) -> str:
-        return f"{self.reminder.public_id} @ {self.occurrence_at.isoformat()} ({self.status})"
+        # The occurrence in the reminder's own zone, as the inline's columns show it.
+        when = self.occurrence_at.astimezone(self.reminder.zone).strftime("%Y-%m-%d %H:%M %z")
+        return f"{self.reminder.public_id} @ {when} ({self.get_status_display()})"
 
 
 __all__ = ["Contact", "Event", "Message", "Platform", "Profile", "Reminder", "ReminderDelivery", "zone_for"]

@@ -14,6 +14,7 @@ import re
 from dateutil import rrule as du_rrule
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from mcpsite.core.errors import InvalidParams
 
@@ -235,3 +236,62 @@ def next_occurrence(
     rule = build_rule(rule_text, first=first.astimezone(zone))
     found = rule.after(after.astimezone(zone), inc=False)
     return found
+
+
+# --- the rule in the staff's words (the admin) --------------------------------------------------------------
+
+_WEEKDAYS = {
+    "MO": gettext_lazy("Mon"),
+    "TU": gettext_lazy("Tue"),
+    "WE": gettext_lazy("Wed"),
+    "TH": gettext_lazy("Thu"),
+    "FR": gettext_lazy("Fri"),
+    "SA": gettext_lazy("Sat"),
+    "SU": gettext_lazy("Sun"),
+}
+
+
+def _every(freq: str, n: int) -> str | None:
+    if freq == "HOURLY":
+        return gettext("Every hour") if n == 1 else gettext("Every %(n)d hours") % {"n": n}
+    if freq == "DAILY":
+        return gettext("Every day") if n == 1 else gettext("Every %(n)d days") % {"n": n}
+    if freq == "WEEKLY":
+        return gettext("Every week") if n == 1 else gettext("Every %(n)d weeks") % {"n": n}
+    if freq == "MONTHLY":
+        return gettext("Every month") if n == 1 else gettext("Every %(n)d months") % {"n": n}
+    if freq == "YEARLY":
+        return gettext("Every year") if n == 1 else gettext("Every %(n)d years") % {"n": n}
+    return None
+
+
+def describe_rule(rule: str) -> str:
+    """An RFC 5545 rule in the staff's language ("Every week on Mon, Thu"); a rule with parts beyond FREQ,
+    INTERVAL, BYDAY (plain weekdays), BYMONTHDAY, COUNT and UNTIL is shown as written, marked as such."""
+    if not rule:
+        return gettext("Once")
+    parts = dict(part.split("=", 1) for part in rule.split(";") if "=" in part)
+    described = _every(parts.pop("FREQ", ""), int(parts.pop("INTERVAL", "1") or 1))
+    days = parts.pop("BYDAY", "")
+    month_day = parts.pop("BYMONTHDAY", "")
+    count = parts.pop("COUNT", "")
+    until = parts.pop("UNTIL", "")
+    if described is None or parts or any(day not in _WEEKDAYS for day in filter(None, days.split(","))):
+        return gettext("Custom rule: %(rule)s") % {"rule": rule}
+    if days:
+        described = gettext("%(every)s on %(days)s") % {
+            "every": described,
+            "days": gettext(", ").join(str(_WEEKDAYS[day]) for day in days.split(",")),
+        }
+    if month_day == "-1":
+        described = gettext("%(every)s on the last day") % {"every": described}
+    elif month_day:
+        described = gettext("%(every)s on day %(days)s") % {"every": described, "days": month_day}
+    if count.isdigit():
+        described = gettext("%(rule)s, %(n)d times") % {"rule": described, "n": int(count)}
+    if until:
+        described = gettext("%(rule)s, until %(date)s") % {
+            "rule": described,
+            "date": f"{until[:4]}-{until[4:6]}-{until[6:8]}",
+        }
+    return described

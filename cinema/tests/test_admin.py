@@ -20,11 +20,27 @@ def booked(seed_world):
 
 def test_schedule_page_shows_the_seat_map(admin_client, seed_world, booked):
     services.theater_set_layout(theater=seed_world["t01"], rows=10, columns=10, blocked={"J1"})
-    page = admin_client.get(f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/").content.decode()
-    assert 'class="seat reserved" title="C3: reserved"' in page
-    assert 'class="seat blocked" title="J1: blocked"' in page
-    assert 'class="seat available" title="A1: available"' in page
-    assert "予約済 2" in page and "販売停止 1" in page  # the legend, in the staff's Japanese
+    url = f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/"
+    page = admin_client.get(url).content.decode()
+    # Tooltips and the legend in the staff's Japanese; a reserved seat opens its reservation.
+    reservation = f"/admin/cinema/reservation/{booked.pk}/change/"
+    assert f'<a class="seat reserved" href="{reservation}" title="C3: 予約済（予約を開く）"' in page
+    assert 'class="seat blocked" title="J1: 販売停止"' in page
+    assert 'class="seat available" title="A1: 空席"' in page
+    assert "予約済 2" in page and "販売停止 1" in page
+    english = admin_client.get(url, headers={"Accept-Language": "en"}).content.decode()
+    assert f'<a class="seat reserved" href="{reservation}" title="C3: reserved (open the reservation)"' in english
+    assert 'class="seat available" title="A1: available"' in english
+
+
+def test_seat_map_links_seats_only_for_staff_who_may_view_reservations(client, django_user_model, seed_world, booked):
+    from django.contrib.auth.models import Permission
+
+    clerk = django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True)
+    clerk.user_permissions.add(Permission.objects.get(codename="view_schedule"))
+    client.force_login(clerk)
+    page = client.get(f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/").content.decode()
+    assert 'class="seat reserved" title="C3: 予約済"' in page and "/admin/cinema/reservation/" not in page
 
 
 def test_seat_map_and_reservations_refuse_anonymous_non_staff_and_staff_without_permission(
@@ -117,3 +133,32 @@ def test_cancel_action_calls_the_service_and_is_recorded(admin_client, admin_use
     )
     assert "is already cancelled" in again.content.decode()
     assert Reservation.objects.get(pk=booked.pk).cancelled_by == admin_user
+
+
+def test_reservations_export_what_the_list_shows_as_csv(admin_client, client, django_user_model, seed_world, booked):
+    from django.contrib.auth.models import Permission
+
+    from mcpsite.tests.exports import read_csv
+
+    other = services.reservation_create(
+        schedule_id="s001", seats=["E1"], password="mypassword123", customer_name="=HYPERLINK(1)"
+    ).reservation
+    services.reservation_cancel(reservation=other, source=Reservation.Source.STAFF, actor=None)
+    rows = read_csv(admin_client.get("/admin/cinema/reservation/export.csv"))
+    assert rows[0][1] == "お客様名" and rows[0][-1] == "座席"  # headers: the fields' names, translated
+    by_id = {row[0]: row for row in rows[1:]}
+    assert set(by_id) == {booked.public_id, other.public_id}
+    assert by_id[booked.public_id][1] == "田中太郎" and by_id[booked.public_id][-1] == "C3 C4"
+    assert by_id[other.public_id][1] == "'=HYPERLINK(1)"  # a spreadsheet must not run it
+    assert by_id[other.public_id][7] != "cancelled"  # the status's label, as the list shows it
+    # The list's filters apply; the changelist links to the export with them.
+    confirmed = read_csv(admin_client.get("/admin/cinema/reservation/export.csv?status__exact=confirmed"))
+    assert [row[0] for row in confirmed[1:]] == [booked.public_id]
+    page = admin_client.get("/admin/cinema/reservation/?status__exact=confirmed").content.decode()
+    assert 'href="/admin/cinema/reservation/export.csv?status__exact=confirmed"' in page
+    # Permission-checked like the list.
+    clerk = django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True)
+    client.force_login(clerk)
+    assert client.get("/admin/cinema/reservation/export.csv").status_code == 403
+    clerk.user_permissions.add(Permission.objects.get(codename="view_reservation"))
+    assert len(read_csv(client.get("/admin/cinema/reservation/export.csv"))) == 3

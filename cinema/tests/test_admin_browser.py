@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
 from django.db import connection
@@ -42,3 +43,86 @@ def test_seat_map_and_layout_builder(admin_login, live_server):
         # pytest-django's teardown cannot see; close it here or the test database cannot be dropped.
         connection.close()
     assert blocked == {"A12", "B2"}
+
+
+def test_schedule_and_reservation_lists_fit_a_1280_pixel_screen(admin_login, live_server):
+    """The sold column is not cut off and a reservation's show stays on one line, even with a long title."""
+    theater = make_theater("シアター1", rows=4, columns=10)
+    movie = make_movie(
+        "劇場版 とても長い題名の映画 〜ある夏の日の出来事と、その後の十年間の物語〜 ディレクターズカット"
+    )
+    today = timezone.localdate()
+    show = make_schedule(movie, theater, today, "18:00", "20:30")
+    services.reservation_create(
+        schedule_id=show.public_id, seats=["A1", "A2"], password="mypassword123", customer_name="山田花子"
+    )
+    page = admin_login()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    width = page.evaluate("document.documentElement.clientWidth")
+
+    page.goto(f"{live_server.url}/admin/cinema/schedule/")
+    sold = page.locator("#result_list td.field-sold").first
+    assert sold.bounding_box()["x"] + sold.bounding_box()["width"] <= width
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing hidden to the right
+
+    page.goto(f"{live_server.url}/admin/cinema/reservation/")
+    cell = page.locator("#result_list td.field-show").first
+    # One line: the text's boxes all share one line (their vertical middles within half a line of each other).
+    middles = cell.evaluate(
+        """el => { const range = document.createRange(); range.selectNodeContents(el);
+                   return [...range.getClientRects()].map(r => r.top + r.height / 2); }"""
+    )
+    line = cell.evaluate("el => parseFloat(getComputedStyle(el).lineHeight)")
+    assert max(middles) - min(middles) < line / 2, (middles, line)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert page.get_attribute("#result_list td.field-show .cinema-title", "title") == movie.title
+
+
+def test_seat_map_and_day_sheet_print_as_pdf_pages(admin_login, live_server, tmp_path):
+    """Chromium prints the show's seat map on one A4 page and the theater's day on one page per show, without the
+    admin's header, sidebar or buttons, with the seat colours."""
+    theater = make_theater("シアター1", rows=8, columns=12)
+    movie = make_movie()
+    day = timezone.localdate() + datetime.timedelta(days=1)
+    shows = [make_schedule(movie, theater, day, start, end) for start, end in [("10:00", "12:00"), ("13:00", "15:00")]]
+    make_schedule(movie, theater, day, "18:00", "20:00")
+    services.reservation_create(
+        schedule_id=shows[0].public_id, seats=["D5", "D6"], password="mypassword123", customer_name="山田花子"
+    )
+    page = admin_login()
+
+    def pdf_pages(url: str, name: str) -> int:
+        page.goto(url)
+        page.emulate_media(media="print")
+        assert page.locator("#header").is_hidden() and page.locator(".breadcrumbs").is_hidden()
+        assert page.locator("button[data-print]").is_hidden()
+        pdf = page.pdf(path=str(tmp_path / name), format="A4", print_background=True)
+        page.emulate_media(media="screen")
+        return len(re.findall(rb"/Type\s*/Page\b", pdf))
+
+    seat_map = f"{live_server.url}/admin/cinema/schedule/{shows[0].pk}/print/"
+    assert pdf_pages(seat_map, "seat-map.pdf") == 1
+    page.emulate_media(media="print")
+    assert page.eval_on_selector('[data-seat="D6"]', "el => getComputedStyle(el).backgroundColor") == "rgb(224, 88, 75)"
+    assert "山田花子" in page.inner_text("table.print-bookings")
+    page.emulate_media(media="screen")
+
+    sheet = f"{live_server.url}/admin/cinema/theater/{theater.pk}/day-sheet/?date={day.isoformat()}"
+    assert pdf_pages(sheet, "day-sheet.pdf") == 3  # one page per show
+    print(f"PDFs: {tmp_path}")
+
+
+def test_print_pages_need_the_reservations_view_permission(client, django_user_model):
+    from django.contrib.auth.models import Permission
+
+    theater = make_theater("シアター1", rows=2, columns=2)
+    show = make_schedule(make_movie(), theater, timezone.localdate(), "10:00")
+    clerk = django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True)
+    for codename in ("view_schedule", "view_theater"):
+        clerk.user_permissions.add(Permission.objects.get(codename=codename))
+    client.force_login(clerk)
+    urls = [f"/admin/cinema/schedule/{show.pk}/print/", f"/admin/cinema/theater/{theater.pk}/day-sheet/"]
+    assert [client.get(url).status_code for url in urls] == [403, 403]
+    clerk.user_permissions.add(Permission.objects.get(codename="view_reservation"))
+    client.force_login(django_user_model.objects.get(pk=clerk.pk))
+    assert [client.get(url).status_code for url in urls] == [200, 200]

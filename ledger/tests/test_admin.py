@@ -86,6 +86,37 @@ def test_report_pages(admin_client, post, name, query, expected):
     assert expected in response.content.decode()
 
 
+def test_income_statement_defaults_to_the_latest_fiscal_year_with_entries(admin_client, post):
+    """April to March (the dashboard's year), not the calendar year; the latest year with entries, not an empty
+    new one; with only an end date, that date's fiscal year up to it."""
+    import datetime
+
+    from django.utils import timezone
+
+    from ledger import selectors
+
+    post("2024-03-01", ("100", 1000), ("400", -1000))  # fiscal year 2023
+    post("2024-04-02", ("100", 300), ("400", -300))  # fiscal year 2024
+    url = reverse("admin:ledger_income_statement")
+    response = admin_client.get(url)
+    assert (response.context["start"], response.context["end"]) == (
+        datetime.date(2024, 4, 1),
+        datetime.date(2025, 3, 31),
+    )
+    assert "当期純利益: 300円" in response.content.decode()
+    response = admin_client.get(url, {"end": "2024-03-15"})
+    assert (response.context["start"], response.context["end"]) == (
+        datetime.date(2023, 4, 1),
+        datetime.date(2024, 3, 15),
+    )
+    # An entry in today's fiscal year makes it the default, up to today.
+    today = timezone.localdate()
+    post(today.isoformat(), ("100", 5), ("400", -5))
+    response = admin_client.get(url)
+    year = selectors.fiscal_year_of(day=today)
+    assert (response.context["start"], response.context["end"]) == (datetime.date(year, 4, 1), today)
+
+
 def test_reports_are_staff_only(client):
     response = client.get(reverse("admin:ledger_balance_sheet"))
     assert response.status_code == 302
@@ -128,3 +159,82 @@ def test_entry_list_shows_amounts_in_a_constant_number_of_queries(admin_client, 
     page, many = list_page()
     assert many == few
     assert "1,020" in page and "1,200" in page  # each entry's debit total
+
+
+def test_every_report_line_opens_the_entries_behind_it_for_that_period(admin_client, post):
+    """Balance sheet, P&L and trial balance: each account's line links to the journal entries with a line on that
+    account in the report's period, and those entries' lines on it add up to the line's figure."""
+    import datetime
+    import re
+    from decimal import Decimal
+    from html import unescape
+
+    from ledger.models import JournalLine
+
+    post("2024-03-01", ("100", 1000), ("400", -1000))  # before the P&L's period
+    post("2024-04-10", ("100", 500), ("400", -500))
+    post("2024-05-20", ("650", 200), ("100", -200))
+    post("2024-07-01", ("100", 70), ("400", -70))  # after the balance sheet's date
+    reports = [
+        ("ledger_balance_sheet", {"as_of": "2024-06-30"}, None, datetime.date(2024, 6, 30)),
+        ("ledger_income_statement", {"start": "2024-04-01", "end": "2024-06-30"}, datetime.date(2024, 4, 1), None),
+        ("ledger_trial_balance", {"as_of": "2024-06-30"}, None, datetime.date(2024, 6, 30)),
+    ]
+    expected = {
+        ("ledger_balance_sheet", "100"): Decimal(1300),
+        ("ledger_income_statement", "400"): Decimal(500),
+        ("ledger_income_statement", "650"): Decimal(200),
+        ("ledger_trial_balance", "100"): Decimal(1300),
+        ("ledger_trial_balance", "400"): Decimal(1500),
+        ("ledger_trial_balance", "650"): Decimal(200),
+    }
+    seen = set()
+    for name, query, start, end in reports:
+        page = admin_client.get(reverse(f"admin:{name}"), query).content.decode()
+        links = re.findall(r'<a href="(/admin/ledger/journalentry/\?[^"]+)"', page)
+        assert links, name
+        for link in map(unescape, links):
+            response = admin_client.get(link)
+            assert response.status_code == 200, link  # the list accepts the filters (no ?e=1 redirect)
+            entries = list(response.context["cl"].result_list)
+            code = re.search(r"account=(\d+)", link).group(1)
+            lines = JournalLine.objects.filter(entry__in=entries, account__code=code)
+            dates = {entry.date for entry in entries}
+            assert dates and max(dates) <= (end or datetime.date(2024, 6, 30)), (name, link)
+            if start is not None:
+                assert min(dates) >= start, (name, link)
+            net = sum((line.debit - line.credit for line in lines), Decimal(0))
+            assert abs(net) == expected[name, code], (name, code, net)
+            seen.add((name, code))
+    assert seen == set(expected)
+    # The P&L's sales line: April's 500 only (not March's 1,000 nor July's 70).
+    sales = admin_client.get(
+        "/admin/ledger/journalentry/", {"account": "400", "date__gte": "2024-04-01", "date__lt": "2024-07-01"}
+    )
+    assert [e.date for e in sales.context["cl"].result_list] == [datetime.date(2024, 4, 10)]
+
+
+def test_journal_entries_export_their_lines_and_the_reports_export_as_csv(admin_client, post):
+    from mcpsite.tests.exports import read_csv
+
+    first = post("2024-04-10", ("100", 500), ("400", -500), description="売上")
+    post("2024-05-20", ("650", 200), ("100", -200), description="消耗品")
+    rows = read_csv(admin_client.get("/admin/ledger/journalentry/export.csv"))
+    assert len(rows) == 1 + 4
+    entry = sorted(row for row in rows[1:] if row[1] == str(first.pk))
+    assert [row[:4] + row[5:] for row in entry] == [
+        ["2024-04-10", str(first.pk), "売上", "100", "500.00", "0.00"],
+        ["2024-04-10", str(first.pk), "売上", "400", "0.00", "500.00"],
+    ]
+    april = read_csv(admin_client.get("/admin/ledger/journalentry/export.csv?date__gte=2024-04-01&date__lt=2024-05-01"))
+    assert [row[2] for row in april[1:]] == ["売上", "売上"]
+    trial = read_csv(admin_client.get(reverse("admin:ledger_trial_balance"), {"as_of": "2024-06-30", "format": "csv"}))
+    assert [row[0] for row in trial[1:-1]] == ["100", "400", "650"] and trial[-1][3:5] == ["700.00", "700.00"]
+    pl = read_csv(
+        admin_client.get(
+            reverse("admin:ledger_income_statement"), {"start": "2024-04-01", "end": "2024-06-30", "format": "csv"}
+        )
+    )
+    assert pl[-1][-1] == "300.00"
+    sheet = read_csv(admin_client.get(reverse("admin:ledger_balance_sheet"), {"as_of": "2024-06-30", "format": "csv"}))
+    assert [sheet[1][1], sheet[1][3]] == ["100", "300.00"]

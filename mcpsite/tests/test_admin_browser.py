@@ -25,6 +25,11 @@ def test_admin_creates_a_key_shown_once_and_lists_tool_calls(admin_login, live_s
         "url": f"{live_server.url}/mcp",
         "headers": {"Authorization": f"Bearer {raw}"},
     }
+    # The copy button puts the key on the clipboard and says so.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    page.click("button[data-copy=new-api-key]")
+    page.wait_for_selector("text=コピーしました")
+    assert page.evaluate("navigator.clipboard.readText()") == raw
     page.screenshot(path="/tmp/mcpsite-admin-key-created.png", full_page=True)
     assert all(raw not in cookie["value"] for cookie in page.context.cookies())  # not parked in a cookie
 

@@ -212,30 +212,35 @@ def test_p95_is_the_nearest_rank_of_each_group_and_no_rows_are_loaded(make_api_k
 
 
 @pytest.mark.django_db
-def test_shows_nearly_full_first_with_their_occupancy():
+def test_today_lists_the_shows_on_now_and_next_in_start_order_and_counts_the_ended_ones():
     from cinema import selectors
     from cinema.tests.conftest import make_movie, make_schedule, make_theater
 
     today = timezone.localdate()
     small, big = make_theater("小", rows=1, columns=4), make_theater("大", rows=2, columns=10, blocked={"A1"})
     movie = make_movie()
-    empty = make_schedule(movie, big, today, "09:00")
-    full = make_schedule(movie, small, today, "20:00")
-    half = make_schedule(movie, big, today, "12:00")
+    ended = make_schedule(movie, big, today, "09:00", "11:00")  # full, but over: not listed first any more
+    running = make_schedule(movie, small, today, "12:30", "14:30")
+    late = make_schedule(movie, big, today, "23:30", "01:30")  # ends after midnight
+    next_one = make_schedule(movie, big, today, "15:00", "17:00")
     make_schedule(movie, big, today + datetime.timedelta(days=1), "09:00")
-    for schedule, count in [(full, 4), (half, 10)]:
+    for schedule, count in [(ended, 19), (running, 4), (next_one, 10)]:
         for seat in Seat.objects.filter(theater=schedule.theater, blocked=False).order_by("pk")[:count]:
             reservation = schedule.reservations.create(
                 public_id=f"r{schedule.pk}{seat.pk}", password_hash="x", reserved_at=timezone.now()
             )
             ReservedSeat.objects.create(reservation=reservation, schedule=schedule, seat=seat)
-    board = selectors.show_occupancy_list(date=today, limit=2)
-    assert board.total == 3
+    board = selectors.show_occupancy_list(date=today, limit=2, after=datetime.time(13, 0))
+    assert (board.total, board.ended) == (4, 1)
     assert [(s.schedule_pk, s.booked, s.capacity, s.nearly_full) for s in board.shows] == [
-        (full.pk, 4, 4, True),
-        (half.pk, 10, 19, False),
+        (running.pk, 4, 4, True),
+        (next_one.pk, 10, 19, False),
     ]
-    assert empty.pk not in [s.schedule_pk for s in board.shows]
+    late_evening = selectors.show_occupancy_list(date=today, limit=10, after=datetime.time(23, 45))
+    assert [s.schedule_pk for s in late_evening.shows] == [late.pk] and late_evening.ended == 3
+    # Tomorrow (no `after`): every show, in start order.
+    tomorrow = selectors.show_occupancy_list(date=today + datetime.timedelta(days=1), limit=10)
+    assert (tomorrow.total, tomorrow.ended, len(tomorrow.shows)) == (1, 0, 1)
 
 
 @pytest.mark.django_db
@@ -279,8 +284,33 @@ def test_ledger_months_of_the_fiscal_year_and_the_account_type_filter(admin_clie
 
 
 @pytest.mark.django_db
+def test_the_dashboard_opens_on_the_latest_fiscal_year_with_entries(admin_client):
+    """The demo's books are of an earlier year than today's: the dashboard opens on them, not on twelve ¥0 months;
+    a later (post-dated) year does not count, and with no entries it is today's year."""
+    from ledger import selectors
+    from ledger.seeding import chart_of_accounts_ensure
+    from ledger.services import LineInput, journal_entry_create
+
+    chart_of_accounts_ensure()
+    today = timezone.localdate()
+    current = selectors.fiscal_year_of(day=today)
+    assert f"{current}年度" in admin_client.get("/admin/").content.decode()
+
+    def post(day):
+        lines = [LineInput(account_code="100", debit=Decimal(800)), LineInput(account_code="400", credit=Decimal(800))]
+        journal_entry_create(date=day, description="売上", lines=lines)
+
+    post(datetime.date(current - 2, 5, 1))
+    post(datetime.date(current + 1, 6, 1))  # post-dated, next fiscal year
+    page = admin_client.get("/admin/").content.decode()
+    assert f"{current - 2}年度" in page and "¥800" in page
+    assert selectors.default_fiscal_year(today=today) == current - 2
+    assert f"{current - 1}年度" in admin_client.get(f"/admin/?fiscal_year={current - 1}").content.decode()
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("value", ["abc", "-1", "99999", "9998", "２０２５", "2025.5", ""])
-def test_a_bad_fiscal_year_shows_the_current_one(admin_client, value):
+def test_a_bad_fiscal_year_shows_the_default_one(admin_client, value):
     from ledger.selectors import fiscal_year_of
 
     response = admin_client.get("/admin/", {"fiscal_year": value})

@@ -2,10 +2,11 @@
 superuser each see, a chart's bar followed to its changelist, and full-page screenshots of the dashboard and a
 seat map in Japanese and English, saved under the test's output directory (printed at the end).
 
-The README's screenshot (docs/images/dashboard.png) is this test's English dashboard (its blocks, without the app
-list below them):
+The screenshots in the docs are this test's: the dashboard's blocks (without the app list below them) in English
+(docs/images/dashboard.png, the README's) and Japanese (dashboard-ja.png), and a show's seat map in both
+(seat-map-en.png, seat-map-ja.png). To regenerate them:
 
-    DASHBOARD_SCREENSHOT=docs/images/dashboard.png .venv/bin/pytest mcpsite/tests/test_dashboard_browser.py
+    DOCS_IMAGES=docs/images .venv/bin/pytest mcpsite/tests/test_dashboard_browser.py
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import shutil
 import pytest
 
 from ledger.seeding import YEAR_START
+from ledger.selectors import fiscal_year_of
 
 from .test_dashboard import seed_dashboard_world, staff_user
 
@@ -58,6 +60,8 @@ def test_dashboard_per_staff_member_links_and_screenshots(
     assert page.locator("#trial-balance").inner_text() == "✓ 貸借一致"
     assert page.locator("#dash-tool-calls caption").all_inner_texts() == ["ツール別", "APIキー別"]
     page.screenshot(path=str(tmp_path / "dashboard-ja.png"), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.locator("#staff-dashboard").screenshot(path=str(tmp_path / "dashboard-ja-blocks.png"))
 
     # A chart's bar leads to the changelist behind it, listing exactly that many rows.
     bar = page.locator("#chart-bookings a.series-0:not([data-rows='0'])").last
@@ -77,7 +81,8 @@ def test_dashboard_per_staff_member_links_and_screenshots(
     # The same pages for a browser that asks for English.
     english = page.context.browser.new_page(locale="en-US", viewport={"width": 1400, "height": 900})
     english.context.add_cookies(page.context.cookies())
-    english.goto(f"{base}/admin/?fiscal_year={YEAR_START.year}")  # the demo's books are that year's
+    english.goto(f"{base}/admin/")  # opens on the demo's books: the latest fiscal year with entries
+    assert str(fiscal_year_of(day=YEAR_START)) in english.locator("#dash-ledger h2").inner_text()
     assert english.locator("#dash-shows h2").inner_text() == "Shows today and tomorrow"
     assert english.locator("#trial-balance").inner_text() == "✓ Debits equal credits"
     english.screenshot(path=str(tmp_path / "dashboard-en.png"), full_page=True)
@@ -86,6 +91,12 @@ def test_dashboard_per_staff_member_links_and_screenshots(
     english.wait_for_selector(".cinema-seat-map")
     english.screenshot(path=str(tmp_path / "seat-map-en.png"), full_page=True)
 
-    if target := os.environ.get("DASHBOARD_SCREENSHOT"):
-        shutil.copyfile(tmp_path / "dashboard-en-blocks.png", target)
+    if images := os.environ.get("DOCS_IMAGES"):
+        for shot, name in [
+            ("dashboard-en-blocks.png", "dashboard.png"),
+            ("dashboard-ja-blocks.png", "dashboard-ja.png"),
+            ("seat-map-en.png", "seat-map-en.png"),
+            ("seat-map-ja.png", "seat-map-ja.png"),
+        ]:
+            shutil.copyfile(tmp_path / shot, os.path.join(images, name))
     print(f"screenshots: {tmp_path}")

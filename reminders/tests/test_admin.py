@@ -53,7 +53,8 @@ def test_reminder_page_shows_next_fire_time_and_history(admin_client, delivered_
     assert "2030-01-08 16:00 +0900" in page  # next fire time, in the zone it was written in
     detail = admin_client.get(f"/admin/reminders/reminder/{delivered_reminder.pk}/change/").content.decode()
     assert ReminderDelivery.objects.get().reminder == delivered_reminder
-    assert "late" in detail and "sent" in detail
+    assert "遅延" in detail or "late" in detail
+    assert "送信済" in detail and ">sent<" not in detail  # the status label, translated
 
 
 def test_rotate_feed_token_action(admin_client, owner):
@@ -153,7 +154,30 @@ def test_staff_see_delivery_status_in_the_browser(admin_login, live_server, fail
     page = admin_login()
     page.goto(f"{live_server.url}/admin/reminders/message/")
     page.screenshot(path="/tmp/reminders-messages.png", full_page=True)
-    assert page.locator("td.field-status_badge").first.inner_text() == "failed"
+    assert page.locator("td.field-status_badge").first.inner_text() == "失敗"  # the label, not the raw value
     page.goto(f"{live_server.url}/admin/reminders/reminder/{delivered_reminder.pk}/change/")
     page.screenshot(path="/tmp/reminders-reminder.png", full_page=True)
-    assert page.locator("td.field-status_badge").first.inner_text() == "sent"
+    assert page.locator("td.field-status_badge").first.inner_text() == "送信済"
+
+
+@pytest.mark.parametrize(
+    ("rule", "japanese", "english"),
+    [
+        ("", "1回のみ", "Once"),
+        ("FREQ=DAILY", "毎日", "Every day"),
+        ("FREQ=WEEKLY;BYDAY=MO,TH", "毎週（月, 木）", "Every week on Mon, Thu"),
+        ("FREQ=MONTHLY;BYMONTHDAY=-1", "毎月（月末）", "Every month on the last day"),
+        ("FREQ=HOURLY;INTERVAL=2", "2時間ごと", "Every 2 hours"),
+        ("FREQ=WEEKLY;COUNT=3", "毎週、3回", "Every week, 3 times"),
+        ("FREQ=MONTHLY;BYSETPOS=1;BYDAY=1MO", "独自のルール: FREQ=MONTHLY;BYSETPOS=1;BYDAY=1MO", None),
+    ],
+)
+def test_a_repeat_rule_reads_as_words_in_the_staffs_language(rule, japanese, english):
+    from django.utils import translation
+
+    from reminders.schedule import describe_rule
+
+    with translation.override("ja"):
+        assert describe_rule(rule) == japanese
+    with translation.override("en"):
+        assert describe_rule(rule) == (english or f"Custom rule: {rule}")

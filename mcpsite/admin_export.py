@@ -1,0 +1,121 @@
+"""CSV exports of admin changelists: what the list shows (its filters, search and ordering), streamed.
+
+A ModelAdmin mixes in `CsvExportMixin` and names its columns (`export_columns`: header, value path) or overrides
+`export_rows` (a JOIN to child rows, an aggregate). The export answers at `<changelist>/export.csv` with the list's
+query string, to staff with the list's view permission (403 otherwise), as UTF-8 with a byte-order mark (so Excel
+reads the Japanese) in a StreamingHttpResponse that reads the rows in chunks from a database iterator (a
+server-side cursor on PostgreSQL): memory stays flat whatever the row count (bench/bench_export.py measures
+1,000,000 journal lines). docs/decisions/0011-csv-exports.md says why this is ours rather than
+django-import-export's.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponseBadRequest, StreamingHttpResponse
+from django.urls import path, reverse
+from django.utils import timezone
+
+CHUNK_ROWS = 2000
+BOM = "\ufeff"
+# A cell starting with one of these is a formula to a spreadsheet: quoted with an apostrophe (OWASP CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+class _Echo:
+    """csv.writer's file: hands back each written line instead of storing it."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def cell(value: Any) -> str:
+    """One value as a spreadsheet reads it: local times, plain decimals, text that cannot run as a formula."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime.datetime):
+        return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S") if timezone.is_aware(value) else str(value)
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, Decimal | int | float | datetime.date | datetime.time):
+        return str(value)
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def csv_lines(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> Iterator[str]:
+    """The BOM and the header, then one CSV line per row."""
+    writer = csv.writer(_Echo())
+    yield BOM + writer.writerow([str(h) for h in header])
+    for row in rows:
+        yield writer.writerow([cell(v) for v in row])
+
+
+def csv_response(filename: str, header: Iterable[str], rows: Iterable[Iterable[Any]]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(csv_lines(header, rows), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def field_of(model, path: str):
+    """The model field at the end of a values() path ("schedule__movie__title")."""
+    *relations, name = path.split("__")
+    for relation in relations:
+        model = model._meta.get_field(relation).related_model
+    return model._meta.get_field(name)
+
+
+def labelled_rows(model, paths: list[str], rows: Iterable[tuple]) -> Iterator[list[Any]]:
+    """Rows of values() with each choice field's value given as its label, as the list shows it."""
+    choices = {i: dict(field.flatchoices) for i, p in enumerate(paths) if (field := field_of(model, p)).choices}
+    for row in rows:
+        yield [choices[i].get(v, v) if i in choices else v for i, v in enumerate(row)]
+
+
+class CsvExportMixin:
+    """Adds `<changelist>/export.csv` to a ModelAdmin (see the module's docstring)."""
+
+    export_columns: list[str] = []  # values() paths; the headers are their fields' names
+    export_annotations: dict[str, tuple[Any, Any]] = {}  # more columns: name -> (header, expression)
+
+    def export_rows(self, queryset: QuerySet) -> tuple[list[Any], Iterable[Iterable[Any]]]:
+        """(header, rows) for the changelist's `queryset`; by default its `export_columns` and annotations."""
+        paths = self.export_columns
+        extra = self.export_annotations
+        header = [field_of(self.model, p).verbose_name for p in paths] + [h for h, _e in extra.values()]
+        queryset = queryset.prefetch_related(None).annotate(**{name: e for name, (_h, e) in extra.items()})
+        rows = queryset.values_list(*paths, *extra).iterator(chunk_size=CHUNK_ROWS)
+        return header, labelled_rows(self.model, paths, rows)
+
+    def get_urls(self):
+        opts = self.model._meta
+        name = f"{opts.app_label}_{opts.model_name}_export"
+        return [path("export.csv", self.admin_site.admin_view(self.export_view), name=name), *super().get_urls()]
+
+    def export_view(self, request: HttpRequest):
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            return HttpResponseBadRequest("")
+        header, rows = self.export_rows(changelist.get_queryset(request))
+        stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+        return csv_response(f"{self.model._meta.model_name}-{stamp}.csv", header, rows)
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
+        # The list's "Export CSV" button (templates/admin/change_list_object_tools.html), with its filters.
+        opts = self.model._meta
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_export", current_app=self.admin_site.name)
+        query = request.GET.copy()
+        query.pop("p", None)  # every page, not the one shown
+        context = {"csv_export_url": f"{url}?{query.urlencode()}" if query else url, **(extra_context or {})}
+        return super().changelist_view(request, extra_context=context)
