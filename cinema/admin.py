@@ -76,13 +76,14 @@ class TheaterForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
             seats = list(self.instance.seats.order_by("row", "column").values_list("label", "blocked"))
-            self.fields["blocked_seats"].choices = [(label, label) for label, _blocked in seats]
+            self.fields["blocked_seats"].choices = [(label, label) for label, _blocked in seats]  # type: ignore[attr-defined]  # a MultipleChoiceField
             self.fields["blocked_seats"].initial = [label for label, blocked in seats if blocked]
         else:
             self.fields["blocked_seats"].help_text = _("Save the theater first; then tick the seats to block.")
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.errors:
             return data
         try:
@@ -234,7 +235,7 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
 
     def export_rows(self, queryset):
         header, rows = super().export_rows(queryset)
-        return header, ([*row[:-1], selectors.seat_labels_sorted(row[-1] or "")] for row in rows)
+        return header, ([*row[:-1], selectors.seat_labels_sorted(row[-1] or "")] for row in map(list, rows))
 
     list_display = [
         "public_id",
@@ -263,7 +264,7 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
         "cancel_source",
         "cancelled_by",
     ]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # the same names (django-stubs types the two apart)
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("seats__seat")

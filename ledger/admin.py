@@ -294,7 +294,7 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         # No outer transaction here (ModelAdmin wraps one): the posting service owns its durable
         # transaction, and a read-only change page writes nothing.
-        return self._changeform_view(request, object_id, form_url, extra_context)
+        return self._changeform_view(request, object_id, form_url, extra_context)  # type: ignore[attr-defined]
 
     def save_model(self, request, obj, form, change):
         """Nothing yet: the entry and its lines are posted together in save_related."""

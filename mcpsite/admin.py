@@ -62,8 +62,8 @@ class ApiKeyAdmin(StaffModelAdmin):
         owner = [] if request.user.is_superuser else ["owner"]
         return [*self.readonly_fields, *owner]
 
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
         return type(form.__name__, (form,), {"grantable": grantable_scopes(request.user)})
 
     def save_model(self, request, obj, form, change):

@@ -15,8 +15,9 @@ import csv
 import datetime
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.contrib.admin import ModelAdmin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -80,7 +81,13 @@ def labelled_rows(model, paths: list[str], rows: Iterable[tuple]) -> Iterator[li
         yield [choices[i].get(v, v) if i in choices else v for i, v in enumerate(row)]
 
 
-class CsvExportMixin:
+if TYPE_CHECKING:
+    _ModelAdmin = ModelAdmin
+else:
+    _ModelAdmin = object  # a mixin: the ModelAdmin it is mixed into provides these
+
+
+class CsvExportMixin(_ModelAdmin):
     """Adds `<changelist>/export.csv` to a ModelAdmin (see the module's docstring)."""
 
     export_columns: list[str] = []  # values() paths; the headers are their fields' names

@@ -33,7 +33,7 @@ class AuthorizedClientAdmin(StaffModelAdmin):
     list_filter = ["registration_source", "created"]
     search_fields = ["name", "client_id"]
     fields = ["name", "client_id", "registration_source", "client_type", "redirect_uris", "created"]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # the same names (django-stubs types the two apart)
     actions = ["revoke_access"]
 
     def get_queryset(self, request):
@@ -71,7 +71,7 @@ class LiveTokenAdmin(StaffModelAdmin):
     search_fields = ["user__username", "application__name"]
     list_select_related = ["user", "application"]
     fields = ["user", "application", "scope", "resource", "expires", "created"]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # the same names (django-stubs types the two apart)
     actions = ["revoke"]
 
     def get_queryset(self, request):

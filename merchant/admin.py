@@ -38,7 +38,7 @@ class StockFilter(admin.SimpleListFilter):
             "out": lambda: queryset.filter(inventory_count=0),
             "low": lambda: queryset.filter(inventory_count__gt=0, inventory_count__lte=LOW_STOCK),
             "ok": lambda: queryset.filter(inventory_count__gt=LOW_STOCK),
-        }.get(self.value(), lambda: queryset)()
+        }.get(self.value() or "", lambda: queryset)()
 
 
 class MovementInline(admin.TabularInline):
@@ -46,7 +46,7 @@ class MovementInline(admin.TabularInline):
     extra = 0
     can_delete = False
     fields = ["created_at", "reason", "delta", "balance_after", "note", "created_by"]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # the same names (django-stubs types the two apart)
     ordering = ["-created_at", "-id"]
     max_num = 0
 

@@ -56,7 +56,8 @@ class ProfileForm(forms.ModelForm):
         return url
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if cleaned.get("remove_webhook"):
             cleaned["webhook_url"] = ""
         elif not cleaned.get("webhook_url") and "webhook_url" not in self.errors:
@@ -184,7 +185,7 @@ class DeliveryInline(admin.TabularInline):
     extra = 0
     can_delete = False
     fields = ["occurrence_at", "delivered_at", "channel", "status_badge", "late", "error"]
-    readonly_fields = fields
+    readonly_fields = fields  # type: ignore[assignment]  # the same names (django-stubs types the two apart)
     ordering = ["-occurrence_at"]
 
     def has_add_permission(self, request, obj=None):
