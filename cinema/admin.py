@@ -235,7 +235,7 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
 
     def export_rows(self, queryset):
         header, rows = super().export_rows(queryset)
-        return header, ([*row[:-1], selectors.seat_labels_sorted(row[-1] or "")] for row in map(list, rows))
+        return header, ([*row[:-1], selectors.seat_labels_sorted(labels=row[-1] or "")] for row in map(list, rows))
 
     list_display = [
         "public_id",

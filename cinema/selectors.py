@@ -338,7 +338,7 @@ def reservation_seat_labels_expression() -> Subquery:
     )
 
 
-def seat_labels_sorted(labels: str) -> str:
+def seat_labels_sorted(*, labels: str) -> str:
     """ "C4 C3 A10 A2" -> "A2 A10 C3 C4": by row, then by seat number."""
     return " ".join(sorted(labels.split(), key=lambda label: (label[0], int(label[1:]) if label[1:].isdigit() else 0)))
 
