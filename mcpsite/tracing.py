@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 from typing import Any
-from urllib.parse import urlsplit
 
 from opentelemetry import trace
+
+from mcpsite.core.text import url_origin
 
 # Paths whose URL is a credential: never traced (the feed token).
 EXCLUDED_URLS = "calendar/"
@@ -29,19 +30,10 @@ def enabled() -> bool:
     return bool(os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 
 
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    try:
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{parts.hostname or '?'}{port}"
-
-
 def _outgoing_request(span: Any, request: Any) -> None:
     """requests instrumentation hook: keep only the origin of the URL (its path and query may hold a secret)."""
     if span.is_recording():
-        kept = origin(request.url)
+        kept = url_origin(request.url)
         span.set_attribute("url.full", kept)
         span.set_attribute("http.url", kept)
 

@@ -17,7 +17,6 @@ import logging
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import requests
 from django.conf import settings
@@ -28,7 +27,7 @@ from django.utils import timezone
 
 from mcpsite.core import metrics
 from mcpsite.core.errors import Conflict, InvalidParams
-from mcpsite.core.text import trimmed
+from mcpsite.core.text import trimmed, url_origin
 
 from . import schedule, selectors, sms
 from .models import Contact, Event, Message, Platform, Profile, Reminder, ReminderDelivery, new_feed_token
@@ -408,12 +407,7 @@ def _send_reminder(reminder: Reminder, occurrence: datetime.datetime, late: bool
 
 def webhook_origin(*, url: str) -> str:
     """scheme://host[:port] of a webhook URL: its credentials, path and query may be secrets."""
-    parts = urlsplit(url)
-    try:
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{parts.hostname or '?'}{port}"
+    return url_origin(url)
 
 
 def _failure_reason(exc: Exception, webhook_url: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from urllib.parse import urlsplit
 
 import jaconv
 from jaconv.conv_table import K2H_TABLE
@@ -60,3 +61,13 @@ def trimmed(value: str | None, *, limit: int, too_long: str, blank: str | None =
     if len(text) > limit:
         raise InvalidParams(too_long.format(length=len(text), limit=limit))
     return text
+
+
+def url_origin(url: str) -> str:
+    """scheme://host[:port] of a URL, for logs, pages and traces: its credentials, path and query may be secrets."""
+    parts = urlsplit(url)
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{parts.hostname or '?'}{port}"
