@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import json
 import os
-import select
+import queue
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -70,19 +71,32 @@ class TsClient:
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )
+        # Lines are read by a thread into a queue: two lines arriving in one read (an event and the result) must not
+        # be left in a file object's buffer where neither select() nor communicate() sees them.
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)  # the end of the output
 
     def tell(self, line: str) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write(line + "\n")
         self.process.stdin.flush()
 
+    def _stderr(self) -> str:
+        return self.process.stderr.read() if self.process.stderr and self.process.poll() is not None else ""
+
     def event(self, timeout: float = 30) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        if not select.select([self.process.stdout], [], [], timeout)[0]:  # a guard against hanging
-            raise AssertionError(f"client.mjs sent no event within {timeout} s")
-        line = self.process.stdout.readline()
-        if not line:
-            raise AssertionError(f"client.mjs ended early: {self.process.stderr.read() if self.process.stderr else ''}")
+        try:
+            line = self.lines.get(timeout=timeout)  # a guard against hanging
+        except queue.Empty:
+            raise AssertionError(f"client.mjs sent no event within {timeout} s") from None
+        if line is None:
+            raise AssertionError(f"client.mjs ended early: {self._stderr()}")
         message = json.loads(line)
         if "event" not in message:
             _outcome(message)
@@ -90,10 +104,13 @@ class TsClient:
         return message
 
     def result(self, timeout: float = 60) -> Any:
-        out, err = self.process.communicate(timeout=timeout)
-        lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        self.process.wait(timeout=timeout)
+        lines = []
+        while (line := self.lines.get(timeout=timeout)) is not None:
+            if line.startswith("{"):
+                lines.append(json.loads(line))
         if not lines:
-            raise AssertionError(f"client.mjs ended without a result: {err}")
+            raise AssertionError(f"client.mjs ended without a result: {self._stderr()}")
         return _outcome(lines[-1])
 
     def __enter__(self) -> TsClient:
