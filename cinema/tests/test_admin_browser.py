@@ -51,8 +51,8 @@ def test_schedule_and_reservation_lists_fit_a_1280_pixel_screen(admin_login, liv
     movie = make_movie(
         "劇場版 とても長い題名の映画 〜ある夏の日の出来事と、その後の十年間の物語〜 ディレクターズカット"
     )
-    today = timezone.localdate()
-    show = make_schedule(movie, theater, today, "18:00", "20:30")
+    tomorrow = timezone.localdate() + datetime.timedelta(days=1)  # bookable whatever the time of day the test runs
+    show = make_schedule(movie, theater, tomorrow, "18:00", "20:30")
     services.reservation_create(
         schedule_id=show.public_id, seats=["A1", "A2"], password="mypassword123", customer_name="山田花子"
     )
