@@ -20,6 +20,7 @@ from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_export import CsvExportMixin
+from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
@@ -164,6 +165,7 @@ class ScheduleAdmin(StaffModelAdmin):
     list_display = ["public_id", "date", "start_time", "end_time", "film", "theater", "sold"]
     list_filter = ["date", "theater", "movie"]
     date_hierarchy = "date"
+    change_list_template = BOUNDED_DATES_CHANGE_LIST  # no DISTINCT over every show's date
     search_fields = ["public_id", "movie__title"]
     list_select_related = ["movie", "theater"]
     autocomplete_fields = ["movie"]
@@ -171,11 +173,7 @@ class ScheduleAdmin(StaffModelAdmin):
     fields = ["public_id", "movie", "theater", "date", "start_time", "end_time"]
 
     def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(n_sold=Count("reserved_seats", filter=Q(reserved_seats__active=True)))
-        )
+        return super().get_queryset(request).annotate(n_sold=selectors.schedule_sold_expression())
 
     class Media:
         css = {"all": ["cinema/admin-lists.css"]}

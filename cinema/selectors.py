@@ -380,6 +380,20 @@ class DayShows:
     shows: list[ShowOccupancy]  # the first `limit` of the others, in start order
 
 
+def schedule_sold_expression() -> Coalesce:
+    """A show's booked seats (its active reserved seats), as one annotation: a subquery per show listed, on the
+    reserved seats' schedule index. (A Count over a join would group the whole query, its row count and date
+    bounds included.)"""
+    booked = (
+        ReservedSeat.objects.filter(schedule=OuterRef("pk"), active=True)
+        .order_by()
+        .values("schedule_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(booked), 0)
+
+
 def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time | None = None) -> DayShows:
     """The day's shows that have not ended by `after` (on now, then next: in start order), the first `limit` of
     them with their occupancy (booked seats over sellable seats, in SQL), and how many ended; two queries
@@ -392,13 +406,6 @@ def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time
         .annotate(n=Count("id"))
         .values("n")
     )
-    booked = (
-        ReservedSeat.objects.filter(schedule=OuterRef("pk"), active=True)
-        .order_by()
-        .values("schedule_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
     day = Schedule.objects.filter(date=date)
     not_ended = (
         Q(pk__isnull=False)
@@ -408,7 +415,7 @@ def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time
     counts = day.aggregate(total=Count("pk"), ended=Count("pk", filter=~not_ended))
     shows = (
         day.filter(not_ended)
-        .annotate(capacity=Coalesce(Subquery(capacity), 0), booked=Coalesce(Subquery(booked), 0))
+        .annotate(capacity=Coalesce(Subquery(capacity), 0), booked=schedule_sold_expression())
         .order_by("start_time", "theater__name")
         .values_list("pk", "public_id", "start_time", "movie__title", "theater__name", "booked", "capacity")
     )

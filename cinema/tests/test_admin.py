@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.admin.models import LogEntry
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from cinema import services
 from cinema.models import Reservation, Seat, Theater
@@ -63,6 +65,21 @@ def test_reservation_page_never_shows_the_password_or_its_hash(admin_client, boo
     for url in ("/admin/cinema/reservation/", f"/admin/cinema/reservation/{booked.pk}/change/"):
         page = admin_client.get(url).content.decode()
         assert "mypassword123" not in page and booked.password_hash not in page and "argon2" not in page
+
+
+def test_schedule_list_counts_sold_seats_per_show_without_grouping_the_list(admin_client, seed_world, booked):
+    services.reservation_create(schedule_id="s001", seats=["D1"], password="mypassword123", customer_name="佐藤")
+    cancelled = services.reservation_create(schedule_id="s002", seats=["A1"], password="mypassword123").reservation
+    services.reservation_cancel(reservation=cancelled, source="customer")
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get("/admin/cinema/schedule/")
+    sold = {show.public_id: show.n_sold for show in response.context["cl"].result_list}
+    assert sold == {"s001": 3, "s002": 0, "s003": 0}
+    # Sold seats are a subquery per listed show, not a join grouping the list: the count and the date hierarchy
+    # read the schedules alone, with no DISTINCT over their dates.
+    schedule_queries = [q["sql"].upper() for q in queries if '"CINEMA_SCHEDULE"' in q["sql"].upper()]
+    assert len([sql for sql in schedule_queries if "CINEMA_RESERVEDSEAT" in sql]) == 1
+    assert not [sql for sql in schedule_queries if 'JOIN "CINEMA_RESERVEDSEAT"' in sql or "DISTINCT" in sql]
 
 
 def test_layout_builder_blocks_and_resizes(admin_client, seed_world):
