@@ -28,6 +28,7 @@ import atexit
 import datetime
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, family_cpu_seconds, parse_per_database  # noqa: E402
+from common import ROOT, family_cpu_seconds, parse_per_database, postgres_cluster  # noqa: E402
 
 CACHE_DIR = ROOT / "var" / "bench-cache"
 PG_CACHE_DATABASE = "benchcache_staff_pages"  # not bench_*: common.postgres_database drops and counts those
@@ -64,23 +65,16 @@ def stop_postgres(env: dict[str, str]) -> None:
 
 def point_at_database(postgres: bool) -> None:
     """DATABASE_URL of the benchmark's own cached database (created if missing); settings read it at setup."""
-    os.environ["MCPSITE_VAR_DIR"] = tempfile.mkdtemp(prefix="bench-staff-pages-")
+    os.environ["MCPSITE_VAR_DIR"] = var_dir = tempfile.mkdtemp(prefix="bench-staff-pages-")
+    atexit.register(shutil.rmtree, var_dir, True)
     if not postgres:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
         os.environ["DATABASE_URL"] = f"sqlite:///{CACHE_DIR / 'staff-pages.sqlite3'}"
         return
     import psycopg
 
-    env = {**os.environ, "TESTPG_PORT": os.environ.get("TESTPG_PORT", "54329")}
-    admin_url = subprocess.run(
-        [ROOT / "scripts/testpg", "url", "postgres"], env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
-    try:
-        psycopg.connect(admin_url, connect_timeout=2).close()
-    except psycopg.OperationalError:
-        # Stopped again at exit; the cached database stays in the cluster's data directory for the next run.
-        print(f"starting the throwaway PostgreSQL (scripts/testpg, port {env['TESTPG_PORT']})", flush=True)
-        subprocess.run([ROOT / "scripts/testpg", "start"], env=env, check=True, capture_output=True)
+    admin_url, env, started = postgres_cluster("staff-pages")
+    if started:  # stopped again at exit; the cached database stays in the cluster's data directory
         atexit.register(stop_postgres, env)
     with psycopg.connect(admin_url, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [PG_CACHE_DATABASE]).fetchone():
@@ -431,14 +425,27 @@ def main() -> None:
                 print_queries(queries)
             ms = {name: statistics.median(values) * 1000 for name, values in samples.items()}
             ratio, cpu_ratio = ms["page"] / ms["sql"], ms["page cpu"] / max(ms["sql cpu"], 1)
-            flag = "" if ms["page"] <= GOAL_MS and ratio <= GOAL_RATIO else "  over the goal"
+            over = [
+                f"{name} > {goal:g}"
+                for name, value, goal in [
+                    ("page", ms["page"], GOAL_MS),
+                    ("CPU", ms["page cpu"], GOAL_MS),
+                    ("ratio", ratio, GOAL_RATIO),
+                    ("CPU ratio", cpu_ratio, GOAL_RATIO),
+                ]
+                if value > goal
+            ]
+            flag = f"  ({', '.join(over)})" if over else ""
             print(
                 f"{label:<24} {role:<10} {ms['page']:7.0f} {ms['page cpu']:6.0f} | {ms['sql']:6.0f} "
                 f"{ms['sql cpu']:6.0f} | {ratio:6.2f} {cpu_ratio:6.2f} | {ms['page cpu'] - ms['sql cpu']:5.0f} | "
                 f"{len(queries):3d}{flag}",
                 flush=True,
             )
-    print(f"goal: every page ≤ {GOAL_MS} ms and ≤ {GOAL_RATIO:g}× its queries")
+    print(
+        f"goal: every page ≤ {GOAL_MS} ms and ≤ {GOAL_RATIO:g}× its queries (on a shared machine, judge by CPU time: "
+        f"wall-clock time there includes waiting for the cores)"
+    )
 
 
 if __name__ == "__main__":

@@ -47,9 +47,9 @@ def parse_per_database(parser: argparse.ArgumentParser, script: str) -> argparse
     return args
 
 
-def postgres_database(name: str) -> str:
-    """The URL of a new, empty database on the throwaway cluster of `scripts/testpg` (started if it is not
-    running, and then stopped at exit); the database is dropped at exit."""
+def postgres_cluster(name: str) -> tuple[str, dict[str, str], bool]:
+    """The throwaway cluster of `scripts/testpg` on $TESTPG_PORT, started if it is not running: the URL of its
+    `postgres` database, the environment for `scripts/testpg`, and whether this call started it."""
     import psycopg
 
     env = {**os.environ, "TESTPG_PORT": os.environ.get("TESTPG_PORT", "54329")}
@@ -58,11 +58,19 @@ def postgres_database(name: str) -> str:
     ).stdout.strip()
     try:
         psycopg.connect(admin_url, connect_timeout=2).close()
-        started = False
+        return admin_url, env, False
     except psycopg.OperationalError:
         print(f"[{name}] starting the throwaway PostgreSQL (scripts/testpg, port {env['TESTPG_PORT']})", flush=True)
         subprocess.run([ROOT / "scripts/testpg", "start"], env=env, check=True, capture_output=True)
-        started = True
+        return admin_url, env, True
+
+
+def postgres_database(name: str) -> str:
+    """The URL of a new, empty database on the throwaway cluster of `scripts/testpg` (started if it is not
+    running, and then stopped at exit); the database is dropped at exit."""
+    import psycopg
+
+    admin_url, env, started = postgres_cluster(name)
     database = f"bench_{name.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{database}"')

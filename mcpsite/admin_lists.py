@@ -44,9 +44,7 @@ class IndexedValuesFilter(admin.SimpleListFilter):
 
 def indexed_values_filter(model: type[models.Model], field_name: str) -> type[IndexedValuesFilter]:
     """An IndexedValuesFilter on `model.field_name`, titled with the field's verbose name."""
-    attrs = {
-        "field_name": field_name,
-        "parameter_name": f"{field_name}__exact",
-        "title": model._meta.get_field(field_name).verbose_name,
-    }
+    field = model._meta.get_field(field_name)
+    assert isinstance(field, models.Field), f"{model.__name__}.{field_name} is not a concrete field"
+    attrs = {"field_name": field_name, "parameter_name": f"{field_name}__exact", "title": field.verbose_name}
     return type(f"{model.__name__}{field_name.title()}Filter", (IndexedValuesFilter,), attrs)
