@@ -5,6 +5,8 @@ Contents are the tools' own shapes (get_movie_list's films, get_seat_availabilit
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.dispatch import receiver
 from django.utils import timezone
 
@@ -13,11 +15,12 @@ from mcpsite.core.jsonutil import dumps
 from mcpsite.mcp import subscriptions
 from mcpsite.mcp.registry import CallContext
 from mcpsite.mcp.resources import Instance, resource, resource_template
+from mcpsite.mcp.ui import view
 
 from . import selectors
 from .models import Schedule
 from .signals import seat_map_changed
-from .tools import GROUP, movie_entry, seat_map_entry
+from .tools import GROUP, SEAT_PICKER, movie_entry, seat_map_entry
 
 SEAT_MAP = "mcpsite://cinema/schedules/{schedule_id}/seats"
 COMPLETIONS = 20
@@ -73,12 +76,26 @@ def _upcoming_seat_maps(ctx: CallContext) -> list[Instance]:
     complete={"schedule_id": complete_schedule_id},
     instances=_upcoming_seat_maps,
     subscribable=True,
+    ui=SEAT_PICKER,
 )
 def seat_map(variables: dict[str, str], ctx: CallContext) -> str:
     schedule = selectors.schedule_get(public_id=variables["schedule_id"])
     if schedule is None:
         raise NotFound(data=f"Schedule {variables['schedule_id']} not found")
     return dumps(seat_map_entry(selectors.seat_map_get(schedule=schedule)))
+
+
+view(
+    uri=SEAT_PICKER,
+    group=GROUP,
+    name="seat-picker",
+    title="座席ピッカー / Seat picker",
+    description=(
+        "MCP Apps view of get_seat_availability: the theater's seats, pick seats and book them with a reservation "
+        "password typed by the person (reserve_seats through the host)."
+    ),
+    path=Path(__file__).parent / "ui" / "seat_picker.html",
+)
 
 
 @receiver(seat_map_changed, sender=Schedule, dispatch_uid="cinema.resources.seat_map_changed")

@@ -78,6 +78,23 @@ def seat_map_entry(seat_map: selectors.SeatMap) -> dict:
     }
 
 
+# The MCP Apps view of a show's seats (docs/mcp-apps.md), registered in resources.py.
+SEAT_PICKER = "ui://cinema/seat-picker"
+
+
+def show_meta(args: dict, data: dict) -> dict:
+    """For the seat picker: which show the seats are of (film, theater, date, time), beside the seed's result."""
+    schedule = _schedule_or_404(data["schedule_id"])
+    show = {
+        "schedule_id": schedule.public_id,
+        "title": schedule.movie.title,
+        "theater": schedule.theater.name,
+        "date": schedule.date.isoformat(),
+        "start_time": _time(schedule.start_time),
+    }
+    return {"mcpsite/show": show}
+
+
 def _schedule_or_404(schedule_id: str):
     schedule = selectors.schedule_get(public_id=schedule_id)
     if schedule is None:
@@ -353,6 +370,8 @@ def get_movie_popularity(args: dict, ctx) -> dict:
         "required": ["schedule_id", "seats", "available_count"],
     },
     annotations=READ_ONLY,
+    ui=SEAT_PICKER,
+    ui_meta=show_meta,
 )
 def get_seat_availability(args: dict, ctx) -> dict:
     """Every seat of the show with available / reserved / blocked, and the counts."""

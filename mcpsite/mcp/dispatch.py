@@ -57,6 +57,8 @@ class ToolResult:
     data: dict[str, Any]
     is_error: bool = False
     content: Content | None = None
+    # For an MCP Apps client: the result's `_meta` for the tool's view (ToolSpec.ui_meta).
+    meta: dict[str, Any] | None = None
 
 
 def new_request_id() -> str:
@@ -80,7 +82,7 @@ def visible_groups(ctx: CallContext, groups: Iterable[str] | None) -> list[str]:
 
 def list_tools(ctx: CallContext, groups: Iterable[str] | None = None) -> list[ToolSpec]:
     enforce_api_key_rate(ctx.api_key)
-    return registry.tools(visible_groups(ctx, groups))
+    return [spec for spec in registry.tools(visible_groups(ctx, groups)) if ctx.apps or not spec.app_only]
 
 
 def served_tool(name: str, groups: Iterable[str] | None) -> ToolSpec | None:
@@ -93,7 +95,7 @@ def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec
     if not isinstance(name, str) or not name:
         raise InvalidParams("Tool name must be a non-empty string")
     spec = served_tool(name, groups)
-    if spec is None:
+    if spec is None or (spec.app_only and not ctx.apps):  # app-only tools exist for MCP Apps clients only
         raise UnknownTool(f"Unknown tool: {name}")
     if ctx.api_key is not None and not ctx.api_key.allows(spec.group):
         raise ScopeDenied.for_group(ctx.api_key, spec.group)
@@ -275,7 +277,8 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
             return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True)
         if isinstance(data, Content):
             return ToolResult(to_jsonable(data.as_data()), content=data)
-        return ToolResult(to_jsonable(data))
+        meta = to_jsonable(spec.ui_meta(arguments, data)) if ctx.apps and spec.ui_meta is not None else None
+        return ToolResult(to_jsonable(data), meta=meta)
     except InputRequired:
         # Not a failure: the call's answer is a question (multi round-trip), and the retry is another call.
         outcome = ToolCall.Outcome.INPUT_REQUIRED

@@ -76,16 +76,30 @@ def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, no
         raise _protocol_error(ScopeDenied.for_group(call_ctx.api_key, group, "resources"))
 
 
+def _ui_meta(spec: resources.TemplateSpec, call_ctx: CallContext) -> dict[str, Any] | None:
+    """A template's view (`_meta.ui.resourceUri`), for a client that negotiated MCP Apps."""
+    return {"ui": {"resourceUri": spec.ui}} if spec.ui and call_ctx.apps else None
+
+
 def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Resource]:
     entries = [
-        types.Resource(uri=s.uri, name=s.name, title=s.title, description=s.description, mime_type=s.mime_type)
+        types.Resource(
+            uri=s.uri, name=s.name, title=s.title, description=s.description, mime_type=s.mime_type, _meta=s.meta
+        )
         for s in resources.resources(groups)
+        if call_ctx.apps or not s.apps_only
     ]
     for spec in resources.templates(groups):
         if spec.instances is not None:
+            meta = _ui_meta(spec, call_ctx)
             entries += [
                 types.Resource(
-                    uri=i.uri, name=i.name, title=i.title, description=spec.description, mime_type=spec.mime_type
+                    uri=i.uri,
+                    name=i.name,
+                    title=i.title,
+                    description=spec.description,
+                    mime_type=spec.mime_type,
+                    _meta=meta,
                 )
                 for i in spec.instances(call_ctx)
             ]
@@ -110,8 +124,10 @@ def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
     return spec, variables
 
 
-def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[str, str | bytes]:
-    """(MIME type, text or bytes) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
+def _read(
+    uri: str, call_ctx: CallContext, groups: list[str] | None
+) -> tuple[resources.ResourceSpec | resources.TemplateSpec, str | bytes]:
+    """(spec, text or bytes) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
     `resources/read <name>`, or `resources/read` for a URI that names none): a read can hold what a tool would
     return (a balance sheet, a seat map), so staff see who read what, when, and how it ended."""
     started = time.perf_counter()
@@ -121,8 +137,8 @@ def _read(uri: str, call_ctx: CallContext, groups: list[str] | None) -> tuple[st
         tool, group = f"resources/read {spec.name}", spec.group
         _check_group(spec.group, call_ctx, groups, _resource_not_found(uri))
         if isinstance(spec, resources.TemplateSpec):
-            return spec.mime_type, spec.read(variables, call_ctx)
-        return spec.mime_type, spec.read(call_ctx)
+            return spec, spec.read(variables, call_ctx)
+        return spec, spec.read(call_ctx)
     except MCPError as exc:  # no such resource here, or one the key's scopes refuse
         denied = exc.error.code != RESOURCE_NOT_FOUND
         outcome, error_code = ToolCall.Outcome.DENIED if denied else ToolCall.Outcome.ERROR, str(exc.error.code)
@@ -216,6 +232,7 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
                 title=s.title,
                 description=s.description,
                 mime_type=s.mime_type,
+                _meta=_ui_meta(s, call_ctx),
             )
             for s in resources.templates(_visible(call_ctx, groups))
         ]
@@ -225,14 +242,19 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = context_for(ctx)
         try:
-            mime_type, body = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
+            spec, body = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
         except MCPError as exc:
             if exc.error.code == RESOURCE_NOT_FOUND and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 raise MCPError(code=INVALID_PARAMS, message=exc.error.message, data=exc.error.data) from None
             raise
-        return types.ReadResourceResult.model_validate(
-            {"contents": [content.resource_contents(params.uri, mime_type, body)]}
-        )
+        contents = content.resource_contents(params.uri, spec.mime_type, body)
+        result: dict[str, Any] = {"contents": [contents]}
+        if isinstance(spec, resources.ResourceSpec):
+            if spec.meta is not None:  # an MCP Apps view's CSP: hosts read it from the contents
+                contents["_meta"] = spec.meta
+            if spec.cache_ttl_ms is not None:
+                result.update(ttlMs=spec.cache_ttl_ms, cacheScope="private")
+        return types.ReadResourceResult.model_validate(result)
 
     async def on_subscribe_resource(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         call_ctx, groups = context_for(ctx)

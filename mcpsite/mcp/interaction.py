@@ -14,6 +14,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+from mcpsite.core.errors import InvalidParams
+
 
 class Confirmation(enum.StrEnum):
     """The user's answer to a confirmation: MCP elicitation's three actions."""
@@ -43,6 +45,17 @@ class InputRequired(Exception):  # noqa: N818 (not an error: the call's first an
         self.requests, self.state = requests, state
 
 
+class ConfirmInView(InputRequired):
+    """MCP Apps: the confirmation is asked by the tool's view (a card with Send / Cancel) rather than a form. The
+    call ends without acting; its result hands the view `question`, `details` (what the card shows, by field) and
+    `token` (sealed: the call and a nonce, calls.CardInteraction); the person's Send brings the token back through
+    the tool's app-only companion tool."""
+
+    def __init__(self, question: str, details: dict[str, Any] | None, token: str) -> None:
+        super().__init__({})
+        self.question, self.details, self.token = question, details, token
+
+
 def elicitation_request(message: str, schema: dict[str, Any]) -> dict[str, Any]:
     """A form for the user (MCP `elicitation/create`; `schema` a flat JSON Schema object)."""
     return {"method": "elicitation/create", "params": {"mode": "form", "message": message, "requestedSchema": schema}}
@@ -65,9 +78,17 @@ class Interaction:
     def can_confirm(self) -> bool:
         return False
 
-    def confirm(self, message: str) -> Confirmation:
-        """Ask the user to confirm `message`. May raise `InputRequired` (the answer comes with a retry)."""
+    def confirm(self, message: str, details: dict[str, Any] | None = None) -> Confirmation:
+        """Ask the user to confirm `message`. May raise `InputRequired` (the answer comes with a retry).
+        `details`: the same facts by field (`{"recipient": ..., "text": ...}`), for a view that shows them as a
+        card (MCP Apps); a form shows `message` only."""
         raise RuntimeError("This call cannot ask the user; check can_confirm() first")
+
+    def confirmed_in_view(self, token: str, tool: str) -> dict[str, Any]:
+        """MCP Apps: the arguments of the `tool` call whose confirmation card the person accepted (`token`, from
+        `ConfirmInView`); after it, `confirm()` accepts exactly that card's question. Only a call from a client
+        that negotiated Apps can bring one."""
+        raise InvalidParams("Only an MCP Apps view can send this confirmation")
 
     def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation:
         """Ask the user to fill in a form (MCP elicitation, `schema` a flat JSON Schema object). Like `confirm`,

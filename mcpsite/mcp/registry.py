@@ -46,6 +46,8 @@ class CallContext:
     interaction: Interaction = NO_INTERACTION
     # The MCP protocol revision of the request ("" on transports without one: /rpc, REST, WebSocket).
     protocol: str = ""
+    # The MCP client negotiated MCP Apps (ui.py): tools carry their views and app-only tools exist for it.
+    apps: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,12 @@ class ToolSpec:
     # MCP client capabilities the tool cannot run without ("sampling", "elicitation", "roots"): an MCP client that
     # did not declare them is refused before the tool runs (-32021, server.py).
     client_capabilities: tuple[str, ...] = ()
+    # MCP Apps (ui.py): the `ui://` view a host renders for this tool's results; `app_only` tools are called by
+    # views only (`_meta.ui.visibility: ["app"]`) and exist only for clients that negotiated Apps.
+    ui: str | None = None
+    app_only: bool = False
+    # For clients with Apps: extra `_meta` for a successful result, for the view only (the show a seat map is of).
+    ui_meta: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
@@ -108,6 +116,8 @@ def _confirm_validate(spec: ToolSpec) -> None:
 def register(spec: ToolSpec) -> ToolSpec:
     tool_group_validate(spec.group)
     _confirm_validate(spec)
+    if spec.app_only and spec.ui is None:
+        raise ValueError(f"Tool {spec.name!r} is app-only: name the view that calls it (ui=...)")
     existing = _tools.get(spec.name)
     if existing is not None and existing.func is not spec.func:
         raise ValueError(f"Tool {spec.name!r} is registered twice")
@@ -129,6 +139,9 @@ def tool(
     upstream: bool = False,
     confirm: bool = False,
     client_capabilities: tuple[str, ...] = (),
+    ui: str | None = None,
+    app_only: bool = False,
+    ui_meta: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
 ):
     """Register the decorated function as an MCP tool; the function itself is returned unchanged."""
 
@@ -147,6 +160,9 @@ def tool(
                 upstream=upstream,
                 confirm=confirm,
                 client_capabilities=client_capabilities,
+                ui=ui,
+                app_only=app_only,
+                ui_meta=ui_meta,
             )
         )
         return func

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mcp.shared.uri_template import UriTemplate
 
@@ -34,6 +35,12 @@ class ResourceSpec:
     title: str | None = None
     # resources/subscribe is accepted for this URI (the app publishes its updates).
     subscribable: bool = False
+    # `_meta` of the resource's list entry and contents (an MCP Apps view's `ui`: CSP, border).
+    meta: dict[str, Any] | None = None
+    # Listed only to clients that negotiated MCP Apps (its views); read by anyone the groups allow.
+    apps_only: bool = False
+    # resources/read's cache hint (ttlMs, scope private) for contents that change only with a deploy.
+    cache_ttl_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,8 @@ class TemplateSpec:
     instances: Callable[[CallContext], Iterable[Instance]] | None = None
     # resources/subscribe is accepted for URIs of this template (the app publishes their updates).
     subscribable: bool = False
+    # The MCP Apps view (`ui://`) that shows these resources, for clients that negotiated Apps.
+    ui: str | None = None
 
     @functools.cached_property
     def template(self) -> UriTemplate:
@@ -84,12 +93,17 @@ def resource(
     mime_type: str = JSON,
     title: str | None = None,
     subscribable: bool = False,
+    meta: dict[str, Any] | None = None,
+    apps_only: bool = False,
+    cache_ttl_ms: int | None = None,
 ):
     """Register the decorated `read(ctx) -> str | bytes` as the resource at `uri`."""
 
     def decorator(func):
         tool_group_validate(group)
-        _resources[uri] = ResourceSpec(uri, name, group, description, func, mime_type, title, subscribable)
+        _resources[uri] = ResourceSpec(
+            uri, name, group, description, func, mime_type, title, subscribable, meta, apps_only, cache_ttl_ms
+        )
         return func
 
     return decorator
@@ -106,13 +120,14 @@ def resource_template(
     complete: dict[str, Completer] | None = None,
     instances: Callable[[CallContext], Iterable[Instance]] | None = None,
     subscribable: bool = False,
+    ui: str | None = None,
 ):
     """Register the decorated `read(variables, ctx) -> str | bytes` as the resources matching `uri_template`."""
 
     def decorator(func):
         tool_group_validate(group)
         spec = TemplateSpec(
-            uri_template, name, group, description, func, mime_type, title, complete or {}, instances, subscribable
+            uri_template, name, group, description, func, mime_type, title, complete or {}, instances, subscribable, ui
         )
         unknown = set(spec.complete) - set(spec.template.variable_names)
         if unknown:

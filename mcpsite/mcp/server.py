@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
+from django.conf import settings
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
@@ -21,8 +22,8 @@ from mcpsite.core.errors import ApplicationError, RateLimited, Unauthorized, Unk
 from mcpsite.core.jsonutil import dumps, to_jsonable
 from mcpsite.core.scopes import ServerInfo, server_info
 
-from . import calls, dispatch, features, registry, requeststate
-from .interaction import InputRequired
+from . import calls, dispatch, features, registry, requeststate, ui
+from .interaction import ConfirmInView, InputRequired
 from .registry import CallContext, ToolSpec
 from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
 
@@ -46,7 +47,8 @@ CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
 }
 
 
-def _tool(spec: ToolSpec) -> types.Tool:
+def _tool(spec: ToolSpec, *, apps: bool = False) -> types.Tool:
+    """The tools/list entry; with its view (`_meta.ui`) for a client that negotiated MCP Apps (ui.py)."""
     annotations = types.ToolAnnotations(**spec.annotations) if spec.annotations else None
     return types.Tool(
         name=spec.name,
@@ -55,6 +57,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
         input_schema=spec.input_schema,
         output_schema=spec.output_schema,
         annotations=annotations,
+        _meta=ui.tool_meta(spec) if apps else None,
     )
 
 
@@ -103,9 +106,10 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
     info = info or server_info(None)
 
     def request_context(ctx) -> tuple[CallContext, list[str] | None]:
-        """The transport's context of this request, with the request's protocol revision."""
+        """The transport's context of this request, with the request's protocol revision and whether its client
+        negotiated MCP Apps."""
         call_ctx, groups = context_for(ctx)
-        return dataclasses.replace(call_ctx, protocol=ctx.protocol_version or ""), groups
+        return dataclasses.replace(call_ctx, protocol=ctx.protocol_version or "", apps=ui.apps_enabled(ctx)), groups
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         call_ctx, groups = request_context(ctx)
@@ -113,18 +117,23 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             specs = await dispatch.alist_tools(call_ctx, groups)
         except ApplicationError as exc:
             raise MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data) from None
-        return types.ListToolsResult(tools=[_tool(spec) for spec in specs])
+        return types.ListToolsResult(tools=[_tool(spec, apps=call_ctx.apps) for spec in specs])
 
     async def on_call_tool(
         ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         call_ctx, groups = request_context(ctx)
-        _require_client_capabilities(registry.get(params.name), ctx.session.client_capabilities)
+        spec = registry.get(params.name)
+        _require_client_capabilities(spec, ctx.session.client_capabilities)
         # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
+        call_ctx = calls.with_card(call_ctx, spec, params.name, params.arguments)
         try:
             call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
             result = await calls.run_cancellable(call, interaction)
+        except ConfirmInView as asked:  # an MCP Apps client: the person answers on the tool's card
+            assert spec is not None
+            return calls.card_result(spec, asked)
         except InputRequired as asked:
             return calls.input_required_result(asked)
         except UnknownTool as exc:
@@ -137,7 +146,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         if result.content is not None:
             answer = {"content": list(result.content.blocks), "structuredContent": result.content.structured}
             return types.CallToolResult.model_validate(to_jsonable(answer))
-        return _result(result.data, is_error=result.is_error)
+        answer = _result(result.data, is_error=result.is_error)
+        return answer.model_copy(update={"meta": result.meta}) if result.meta is not None else answer
 
     async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         # Tools log to the server's own log; accepting the level keeps clients that set it working.
@@ -172,4 +182,32 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         )
     # Seals and checks the requestState of multi round-trip calls (requeststate.py).
     server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
+    # MCP Apps: advertised in initialize and server/discover where the endpoint serves a view to this caller.
+    if settings.MCP_APPS:
+        server.extensions[ui.EXTENSION_ID] = {}
+        server.middleware.append(AppsAdvertised(request_context))
     return server
+
+
+class AppsAdvertised:
+    """Server middleware: drops the MCP Apps extension from `initialize` and `server/discover` where no view is
+    served (an endpoint of groups without views, or a key whose scopes reach none)."""
+
+    def __init__(self, request_context: ContextFactory) -> None:
+        self.request_context = request_context
+
+    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        result = await call_next(ctx)
+        if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
+            return result
+        extensions = (result.get("capabilities") or {}).get("extensions")
+        if not isinstance(extensions, dict) or ui.EXTENSION_ID not in extensions:
+            return result
+        call_ctx, groups = self.request_context(ctx)
+        if ui.served_in(dispatch.visible_groups(call_ctx, groups)):
+            return result
+        remaining = {k: v for k, v in extensions.items() if k != ui.EXTENSION_ID}
+        capabilities = {k: v for k, v in result["capabilities"].items() if k != "extensions"}
+        if remaining:
+            capabilities["extensions"] = remaining
+        return {**result, "capabilities": capabilities}
