@@ -1,14 +1,17 @@
-"""MCP resources of the merchant group: one product by id (as search_products shows it)."""
+"""MCP resources of the merchant group: one product by id (as search_products shows it), and the cart review view."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from mcpsite.core.errors import NotFound
 from mcpsite.core.jsonutil import dumps
 from mcpsite.mcp.registry import CallContext
 from mcpsite.mcp.resources import resource_template
+from mcpsite.mcp.ui import view
 
 from . import selectors
-from .tools import product_row
+from .tools import CART_REVIEW, product_row
 
 GROUP = "merchant"
 COMPLETIONS = 20
@@ -37,3 +40,16 @@ def product(variables: dict[str, str], ctx: CallContext) -> str:
     if found is None:
         raise NotFound(data=f"Product {raw} not found")
     return dumps(product_row(found))
+
+
+view(
+    uri=CART_REVIEW,
+    group=GROUP,
+    name="cart-review",
+    title="カートの確認 / Cart review",
+    description=(
+        "MCP Apps view of build_cart_mandates: the CartMandate as the person approves it (items, the database's "
+        "prices, shipping, tax, total, refund periods, merchant; stock problems per line)."
+    ),
+    path=Path(__file__).parent / "ui" / "cart_review.html",
+)

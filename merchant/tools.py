@@ -10,6 +10,9 @@ from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
 from . import mandates, selectors
 from .models import Product
 
+# The MCP Apps view of a CartMandate (docs/mcp-apps.md), registered in resources.py.
+CART_REVIEW = "ui://merchant/cart-review"
+
 # Bounds on the size of a call. They are checked here, not in the inputSchemas, which are the seed's
 # as-is (docs/apps/merchant.md documents only `limit` 1–100 and the `cart_plan.items[{product_id, quantity}]` shape).
 MAX_KEYWORDS = 20
@@ -260,6 +263,7 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
         "required": ["cart_mandate"],
     },
     annotations=READ_ONLY,
+    ui=CART_REVIEW,
 )
 def build_cart_mandates(args: dict, ctx: CallContext) -> dict:
     """The CartMandate for `cart_plan.items`, priced from the catalogue; `warnings` where the agent's data differs."""

@@ -16,6 +16,8 @@ from mcpsite.mcp.registry import CallContext, tool
 from . import schedule, services
 
 GROUP = "reminders"
+# The MCP Apps view of message.send's confirmation (docs/mcp-apps.md), registered in resources.py.
+MESSAGE_CARD = "ui://reminders/message-card"
 
 RESULT_SCHEMA = {
     "type": "object",
@@ -113,19 +115,21 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
     output_schema=RESULT_SCHEMA,
     render_error=render_error,
     confirm=True,
+    ui=MESSAGE_CARD,
 )
 def message_send(args: dict, ctx: CallContext) -> dict:
     """Queue a message to one of the owner's contacts; first ask the user, when the client can show the question.
 
     A message cannot be taken back once delivered, so a client that declares elicitation gets the recipient, the
     address and the text to confirm; a decline or cancel stores nothing. Other clients get the seed's behaviour.
-    One confirmation sends one message, however often the confirmed request is repeated.
+    One confirmation sends one message, however often the confirmed request is repeated. A client with MCP Apps
+    gets the question as a card in its view instead (Send calls `message.confirm_send`).
     """
     draft = services.message_prepare(
         owner=owner_required(ctx), to=args["to"], text=args["text"], platform=args.get("platform")
     )
     if ctx.interaction.can_confirm():
-        answer = ctx.interaction.confirm(_confirmation_text(draft))
+        answer = ctx.interaction.confirm(_confirmation_text(draft), _card(draft))
         if answer != Confirmation.ACCEPT:
             verb = "declined" if answer == Confirmation.DECLINE else "cancelled"
             raise NotConfirmed(data=f"Not sent: the user {verb} sending this message to {draft.contact.name}")
@@ -133,8 +137,44 @@ def message_send(args: dict, ctx: CallContext) -> dict:
     return {"status": "ok", "id": message.public_id}
 
 
+@tool(
+    name="message.confirm_send",
+    group=GROUP,
+    annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": True},
+    description=(
+        "メッセージカードの「送信」。Send the message the person confirmed on message.send's card (MCP Apps view "
+        "only: hosts do not offer this tool to the model). `confirmation` is the card's sealed token; one card "
+        "sends one message."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {"confirmation": {"type": "string", "description": "カードの確認トークン"}},
+        "required": ["confirmation"],
+    },
+    output_schema=RESULT_SCHEMA,
+    render_error=render_error,
+    confirm=True,
+    ui=MESSAGE_CARD,
+    app_only=True,
+)
+def message_confirm_send(args: dict, ctx: CallContext) -> dict:
+    """message.send with the arguments sealed in the card the person accepted; sends only what the card showed."""
+    return message_send(ctx.interaction.confirmed_in_view(args["confirmation"], tool="message.send"), ctx)
+
+
 class NotConfirmed(Forbidden):
     message = "Not confirmed"
+
+
+def _card(draft: services.MessageDraft) -> dict[str, str]:
+    """What the message card shows, by field (the confirmation text says the same)."""
+    return {
+        "recipient": draft.contact.name,
+        "contact_id": draft.contact.public_id,
+        "platform": draft.platform,
+        "address": draft.address,
+        "text": draft.text,
+    }
 
 
 def _confirmation_text(draft: services.MessageDraft) -> str:

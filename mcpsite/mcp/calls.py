@@ -27,7 +27,7 @@ from mcpsite.core import metrics
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams
 from mcpsite.core.jsonutil import dumps, to_jsonable
 
-from . import requeststate
+from . import dispatch, registry, requeststate
 from .interaction import Confirmation, ConfirmInView, Elicitation, InputRequired, Interaction, elicitation_request
 from .registry import CallContext, ToolSpec
 from .wire import as_jsonrpc
@@ -233,11 +233,12 @@ class CardInteraction(Interaction):
         claims = requeststate.unseal_card(token)
         if claims is None or claims.get("t") != tool or claims.get("p") != _principal_digest(self._principal):
             raise InvalidParams("Invalid or expired confirmation; ask again for a new card")
+        spec = registry.get(tool)
         arguments = claims.get("a")
-        if not isinstance(arguments, dict) or not isinstance(claims.get("d"), str) or not claims.get("n"):
+        if spec is None or not isinstance(claims.get("d"), str) or not claims.get("n"):
             raise InvalidParams("Invalid or expired confirmation; ask again for a new card")
         self._accepted = claims
-        return arguments
+        return dispatch.validate_arguments(spec, arguments)
 
     def asked(self) -> bool:
         return self._asked

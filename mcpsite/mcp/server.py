@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
-from django.conf import settings
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
@@ -183,15 +182,15 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
     # Seals and checks the requestState of multi round-trip calls (requeststate.py).
     server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
     # MCP Apps: advertised in initialize and server/discover where the endpoint serves a view to this caller.
-    if settings.MCP_APPS:
-        server.extensions[ui.EXTENSION_ID] = {}
-        server.middleware.append(AppsAdvertised(request_context))
+    server.middleware.append(AppsAdvertised(request_context))
     return server
 
 
 class AppsAdvertised:
-    """Server middleware: drops the MCP Apps extension from `initialize` and `server/discover` where no view is
-    served (an endpoint of groups without views, or a key whose scopes reach none)."""
+    """Server middleware: `initialize` and `server/discover` name the MCP Apps extension exactly where a view is
+    served (MCP_APPS on, and the endpoint's groups, narrowed to the caller's scopes, include one). On 2025-11-25 the
+    SDK's result surface has no `extensions`; MCP Apps hosts read it there too, so it is added after the SDK's
+    pass."""
 
     def __init__(self, request_context: ContextFactory) -> None:
         self.request_context = request_context
@@ -200,14 +199,14 @@ class AppsAdvertised:
         result = await call_next(ctx)
         if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
             return result
-        extensions = (result.get("capabilities") or {}).get("extensions")
-        if not isinstance(extensions, dict) or ui.EXTENSION_ID not in extensions:
-            return result
+        capabilities = dict(result.get("capabilities") or {})
+        extensions = dict(capabilities.get("extensions") or {})
         call_ctx, groups = self.request_context(ctx)
         if ui.served_in(dispatch.visible_groups(call_ctx, groups)):
-            return result
-        remaining = {k: v for k, v in extensions.items() if k != ui.EXTENSION_ID}
-        capabilities = {k: v for k, v in result["capabilities"].items() if k != "extensions"}
-        if remaining:
-            capabilities["extensions"] = remaining
+            extensions[ui.EXTENSION_ID] = {}
+        else:
+            extensions.pop(ui.EXTENSION_ID, None)
+        capabilities.pop("extensions", None)
+        if extensions:
+            capabilities["extensions"] = extensions
         return {**result, "capabilities": capabilities}

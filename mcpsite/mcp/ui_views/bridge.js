@@ -1,7 +1,7 @@
 // The shared part of mcpsite's MCP Apps views (inlined into each view by mcpsite/mcp/ui.py; docs/mcp-apps.md).
 // Speaks the MCP Apps postMessage JSON-RPC with the host (ui/initialize, tool-input, tool-result, host context,
 // tools/call, ui/update-model-context, size changes), picks Japanese or English from the host's locale, and builds
-// DOM nodes with text only: data never goes through innerHTML.
+// DOM nodes with text only: data is never parsed as markup.
 "use strict";
 
 const McpView = (() => {
@@ -12,7 +12,7 @@ const McpView = (() => {
   let options = {};
 
   function post(message) {
-    // The host's origin is unknown to a sandboxed view (srcdoc, opaque origin); replies are checked by source.
+    // The host's origin is unknown to a sandboxed view (an opaque origin); replies are checked by source.
     window.parent.postMessage(message, "*");
   }
 
