@@ -25,7 +25,8 @@ def spec(name: str, annotations: dict, confirm: bool, func=lambda args, ctx: {"d
 
 
 def test_only_message_send_asks_for_confirmation():
-    assert [s.name for s in registry.tools() if s.confirm] == ["message.send"]
+    # message.confirm_send is its MCP Apps card's Send (app-only): it sends only the confirmed card's message.
+    assert [s.name for s in registry.tools() if s.confirm] == ["message.send", "message.confirm_send"]
 
 
 def test_confirm_is_declared_exactly_for_destructive_open_world_tools():

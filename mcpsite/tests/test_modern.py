@@ -98,7 +98,8 @@ async def test_discover_answers_our_capabilities(api_key):
     assert capabilities["tools"] == {"listChanged": True}
     assert capabilities["prompts"] == {"listChanged": True}
     assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
-    assert "completions" in capabilities and "extensions" not in capabilities  # no extension is served
+    assert "completions" in capabilities
+    assert capabilities["extensions"] == {"io.modelcontextprotocol/ui": {}}  # MCP Apps (test_mcp_apps.py)
 
 
 # --- subscriptions/listen: the bus, the cap, leaks ---------------------------------------------------------
