@@ -212,7 +212,8 @@ def arguments_for(schema: dict, big: bool = True):
 
 
 def product_tools() -> list[registry.ToolSpec]:
-    return [spec for spec in registry.tools() if not spec.name.startswith("test_")]
+    # App-only tools (MCP Apps) do not exist for these clients, which negotiate no Apps (test_mcp_apps.py).
+    return [spec for spec in registry.tools() if not spec.name.startswith("test_") and not spec.app_only]
 
 
 def call_strategy():

@@ -8,9 +8,11 @@ The browser side (the real AppBridge host driving these views) is appshost's."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +26,16 @@ from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPError
 
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
-from mcpsite.mcp import dispatch, resources, ui
+from mcpsite.mcp import calls, dispatch, requeststate, resources, ui
 from mcpsite.mcp.calls import CARD_META
+from mcpsite.mcp.interaction import Interaction
 from mcpsite.mcp.server import build_server
 from mcpsite.models import ToolCall
 from merchant.catalog import seed_products
+from reminders import services as reminders_services
 from reminders.models import Contact, Message
 
+from .concurrency import needs_concurrent_writers, run_together
 from .modern import envelope, exchange
 from .test_serving import running_site
 
@@ -521,3 +526,33 @@ def test_card_calls_are_audited(api_key, hanako):
     _confirm(key, _card(_send(key))["token"])
     outcomes = list(ToolCall.objects.order_by("pk").values_list("tool", "outcome"))
     assert outcomes == [("message.send", "input_required"), ("message.confirm_send", "ok")]
+
+
+def test_two_sends_of_one_card_at_once_store_one_message(api_key, hanako, monkeypatch):
+    """Two presses of Send arriving together (two processes): both pass the look for an earlier message before
+    either writes (a barrier makes it certain); the nonce, unique on the message, keeps it to one."""
+    needs_concurrent_writers()
+    key, _raw = api_key
+    token = _card(_send(key))["token"]
+    barrier = threading.Barrier(2)
+    looked = threading.local()
+    real = reminders_services._message_confirmed
+
+    def look(draft, confirmation_key):
+        found = real(draft, confirmation_key)
+        if not getattr(looked, "once", False):  # each thread's first look only (the loser looks again)
+            looked.once = True
+            barrier.wait(timeout=30)
+        return found
+
+    monkeypatch.setattr(reminders_services, "_message_confirmed", look)
+
+    def press(_i):
+        base = dispatch.call_context(transport="test", api_key=key)
+        card = calls.CardInteraction(Interaction(), "message.confirm_send", {}, requeststate.principal_of(base))  # type: ignore[arg-type]
+        ctx = dataclasses.replace(base, apps=True, interaction=card)
+        return dispatch.call_tool(ctx, "message.confirm_send", {"confirmation": token}).data
+
+    sent, errors = run_together(press, 2)
+    assert errors == [] and sent[0] == sent[1] and sent[0]["status"] == "ok"
+    assert Message.objects.count() == 1

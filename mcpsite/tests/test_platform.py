@@ -119,6 +119,8 @@ TRUE_ANNOTATIONS = {
     "cancel_reservation": {**WRITES, "destructiveHint": True, "idempotentHint": True},
     # A message to a person cannot be taken back: clients must confirm first, as the reminders seed's flow does.
     "message.send": {**WRITES, "destructiveHint": True, "openWorldHint": True},
+    # Its MCP Apps card's Send: sends the confirmed message, and one card sends once however often it is pressed.
+    "message.confirm_send": {**WRITES, "destructiveHint": True, "idempotentHint": True, "openWorldHint": True},
     # Adds a reminder (nothing lost), later delivered by mail, SMS or webhook: the world outside is reached.
     "reminder.create": {**WRITES, "openWorldHint": True},
     "resolve_points": {"readOnlyHint": True, "openWorldHint": True},  # asks GaluchatAPI
