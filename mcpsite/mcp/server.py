@@ -145,8 +145,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         if result.content is not None:
             answer = {"content": list(result.content.blocks), "structuredContent": result.content.structured}
             return types.CallToolResult.model_validate(to_jsonable(answer))
-        answer = _result(result.data, is_error=result.is_error)
-        return answer.model_copy(update={"meta": result.meta}) if result.meta is not None else answer
+        plain = _result(result.data, is_error=result.is_error)
+        return plain.model_copy(update={"meta": result.meta}) if result.meta is not None else plain
 
     async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         # Tools log to the server's own log; accepting the level keeps clients that set it working.
