@@ -160,6 +160,13 @@ const McpView = (() => {
     return detail || error.message || "";
   }
 
+  /** Show `text` in the element `id` (an alert or status line), or hide it when `text` is empty. */
+  function say(id, text) {
+    const node = document.getElementById(id);
+    node.textContent = text || "";
+    node.hidden = !text;
+  }
+
   function setState(state) {
     document.body.dataset.state = state;
   }
@@ -171,5 +178,5 @@ const McpView = (() => {
     }).format(value);
   }
 
-  return { start, callTool, tellModel, lang, t, translate, el, errorOf, describe, setState, money, context: () => hostContext };
+  return { start, callTool, tellModel, lang, t, translate, el, errorOf, describe, say, setState, money, context: () => hostContext };
 })();
