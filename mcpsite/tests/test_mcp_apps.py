@@ -12,6 +12,7 @@ import dataclasses
 import datetime
 import json
 import re
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -321,6 +322,20 @@ def test_each_view_is_one_document_whose_csp_admits_only_its_own_scripts(uri):
     assert f"script-src 'sha256-{digest}';" in policy and "default-src 'none'" in policy
     assert "unsafe-eval" not in policy and "connect-src 'none'" in policy
     assert "<script src" not in html and settings.SECRET_KEY not in html
+
+
+@pytest.mark.parametrize("uri", VIEWS)
+def test_each_views_script_is_valid_javascript(uri, tmp_path):
+    """The assembled script parses (Node 22's `--check`, from scripts/node-tools): a syntax error would leave the
+    view blank in every host, and no Python test would see it."""
+    from .tsclient import node_bin
+
+    spec, _variables = resources.find(uri)
+    (script,) = re.findall(r"<script>(.*?)</script>", spec.read(None), re.S)
+    source = tmp_path / "view.js"
+    source.write_text(script, encoding="utf-8")
+    checked = subprocess.run([str(node_bin() / "node"), "--check", str(source)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
 
 
 def test_the_documented_hooks_are_in_the_views():
