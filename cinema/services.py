@@ -24,6 +24,7 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from mcpsite.core.db import has_stored_functions
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
 from mcpsite.core.limits import give_back, over_limit
 from mcpsite.core.text import trimmed
@@ -218,7 +219,7 @@ def _reservation_write(
     """
     day = timezone.localdate(now)
     seat_ids = sorted(seat.pk for seat in seats)
-    if connection.vendor == "postgresql":
+    if has_stored_functions(connection):
         # One statement, its own transaction: the number, the reservation and its seats. The ORM's insert, bulk
         # insert, BEGIN and COMMIT would be four round trips inside the section every booking of the day waits for
         # (the counter's lock). Inside a caller's transaction a savepoint keeps a refused seat from breaking it.

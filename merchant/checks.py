@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core import checks
 from django.db import connections
 
+from mcpsite.core.db import has_trigram_indexes
 from mcpsite.core.problems import SETTINGS, Problem, check_messages
 
 
@@ -67,7 +68,7 @@ def check_trigram_ctype(app_configs=None, databases=None, **kwargs) -> list[chec
     warnings = []
     for alias in databases or []:
         connection = connections[alias]
-        if connection.vendor != "postgresql":
+        if not has_trigram_indexes(connection):
             continue
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")

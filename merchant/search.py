@@ -18,6 +18,8 @@ from django.db.models import BooleanField, F, Func, IntegerField, Q, Value
 from django.db.models.expressions import RawSQL
 from rapidfuzz import fuzz
 
+from mcpsite.core.db import has_fts5, has_trigram_indexes
+
 from .models import Product
 from .search_backend import SearchBackend
 from .search_keys import TRIGRAM, gram_token, query_terms, term_grams
@@ -169,7 +171,7 @@ class DatabaseSearch:
             some = self._holding(selecting, every=False, cap=cap + len(every), matched=1)
             return [*every, *(row for row in some if row[0] not in seen)][:cap]
         condition = self._condition(selecting, every=False)
-        fts = self._sqlite_index(selecting, every=False) if self.indexed and connection.vendor == "sqlite" else None
+        fts = self._sqlite_index(selecting, every=False) if self.indexed and has_fts5(connection) else None
         if fts is not None:  # every match is read to be scored anyway: the index as an IN list
             condition &= fts.as_q()
         rows = self._in_stock(condition)
@@ -179,13 +181,13 @@ class DatabaseSearch:
     def _holding(self, terms: list[str], *, every: bool, cap: int, matched: int) -> list[Row]:
         """The candidate rows (id, name key, `matched`, the listed fields) of the active in-stock products whose key
         holds every (or any) term, in id order, at most `cap`."""
-        if self.indexed and connection.vendor == "sqlite":
+        if self.indexed and has_fts5(connection):
             fts = self._sqlite_index(terms, every=every)
             if fts is not None:
                 # Trigram phrases match exactly; the gram index only narrows, `contains` decides.
                 exact = fts.table == "merchant_product_fts"
                 return self._sqlite_joined(fts, [] if exact else terms, every=every, cap=cap, matched=matched)
-        elif self.indexed and connection.vendor == "postgresql":
+        elif self.indexed and has_trigram_indexes(connection):
             return Candidates(terms, every=every, cap=cap, matched=matched, columns=_LISTED_COLUMNS).rows()
         return self._in_stock(self._contains(terms, every=every), matched, cap)
 
@@ -235,7 +237,7 @@ class DatabaseSearch:
     def _condition(self, terms: list[str], *, every: bool) -> Q:
         """Keys holding every (or any) term, in the form PostgreSQL's indexes serve (LIKE through pg_trgm, the gram
         array through its GIN index); elsewhere, and with `indexed=False`, a scan."""
-        if not (self.indexed and connection.vendor == "postgresql"):
+        if not (self.indexed and has_trigram_indexes(connection)):
             return self._contains(terms, every=every)
         if any(len(t) >= TRIGRAM for t in terms):
             # LIKE '%…%' through pg_trgm; shorter terms beside a long one only filter the rows it finds (with the gram

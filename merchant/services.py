@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from django.contrib.auth.models import User
 
+from mcpsite.core.db import has_fts5, has_trigram_indexes
 from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 
 from .models import InventoryMovement, Product
@@ -103,7 +104,7 @@ def search_keys_rebuild(*, batch_size: int = 1000, progress: Callable[[int], obj
         count += len(batch)
         if progress:
             progress(len(batch))
-    if connection.vendor == "sqlite" and sqlite_has_fts(connection.alias):
+    if has_fts5(connection) and sqlite_has_fts(connection.alias):
         with connection.cursor() as cursor:
             cursor.execute("INSERT INTO merchant_product_fts(merchant_product_fts) VALUES ('rebuild')")
     search_statistics_refresh()
@@ -115,7 +116,7 @@ def search_statistics_refresh() -> None:
     statistics that choose each search's read (`search_postgresql`), and move the GIN indexes' pending entries into
     the indexes, where a search would otherwise read them all (168 pages of pg_trgm's after seeding 100,000
     products). Autovacuum does both in time; searches right after a bulk load should not wait for it."""
-    if connection.vendor != "postgresql":
+    if not has_trigram_indexes(connection):
         return
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {Product._meta.db_table}")

@@ -9,6 +9,7 @@ from django.contrib.auth.hashers import identify_hasher
 
 from cinema import services
 from cinema.models import Reservation, ReservationDayCounter, ReservedSeat, Seat
+from mcpsite.core.db import has_stored_functions
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams
 from mcpsite.mcp.wire import as_jsonrpc
 from mcpsite.models import ToolCall
@@ -26,7 +27,7 @@ def test_a_crash_after_the_first_insert_books_nothing(seed_world, monkeypatch):
     """Simulates the process dying mid-transaction: the first seat row is written, then an exception."""
     from django.db import connection
 
-    if connection.vendor == "postgresql":
+    if has_stored_functions(connection):
         pytest.skip("PostgreSQL writes a booking in one statement: test_a_seat_insert_refused_mid_statement_…")
     real_bulk_create = ReservedSeat.objects.bulk_create
 

@@ -30,10 +30,10 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from mcpsite.core import metrics
+from mcpsite.core.db import commit_without_flush_wait
 from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, RateLimited, ScopeDenied, UnknownTool
 from mcpsite.core.jsonutil import to_jsonable
 from mcpsite.core.limits import enforce_api_key_rate
-from mcpsite.db import commit_without_flush_wait
 from mcpsite.models import ToolCall
 from mcpsite.tracing import tracer
 

@@ -40,6 +40,8 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
+from mcpsite.core.db import has_listen_notify
+
 logger = logging.getLogger("mcpsite.mcp")
 
 CHANNEL = "mcpsite_resource_updated"
@@ -227,7 +229,7 @@ def channel_kind() -> str:
     """ "redis", "postgresql" or "local" (this process only)."""
     if settings.CACHES["default"]["BACKEND"].startswith("django_redis."):
         return "redis"
-    return "postgresql" if connections["default"].vendor == "postgresql" else "local"
+    return "postgresql" if has_listen_notify(connections["default"]) else "local"
 
 
 def publish_event(event: ServerEvent) -> None:

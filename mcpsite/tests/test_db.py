@@ -1,4 +1,5 @@
-"""`RunSQLOn` (mcpsite/core/migrations.py), the one operation for SQL only one database backend runs."""
+"""Backend differences asked once: `RunSQLOn` (mcpsite/core/migrations.py), the one operation for SQL only one
+database backend runs, and the named capabilities of mcpsite/core/db.py."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_it_changes_no_state_and_squashes():
     assert state.models == {}
     written, _ = MigrationWriter.serialize(_probe("sqlite", when=_tables))
     assert written.startswith("mcpsite.core.migrations.RunSQLOn(")
-    assert "'sqlite'" in written and "when=mcpsite.tests.test_migration_helper._tables" in written
+    assert "'sqlite'" in written and "when=mcpsite.tests.test_db._tables" in written
 
 
 def test_an_unknown_vendor_is_refused():
@@ -87,3 +88,37 @@ def test_migrations_ask_no_vendor_themselves():
         if re.search(r"\.vendor\b", path.read_text())
     ]
     assert offenders == []
+
+
+def test_only_the_capabilities_module_asks_the_vendor():
+    """Code outside mcpsite/core/db.py (and the migration operation) asks a named capability, not the vendor."""
+    allowed = {"mcpsite/core/db.py", "mcpsite/core/migrations.py"}
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for top in ("mcpsite", "mcpsite_oauth", "cinema", "ledger", "geo", "merchant", "reminders")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if "migrations" not in path.parts and "tests" not in path.parts and str(path.relative_to(ROOT)) not in allowed
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\.vendor\b", line)
+    ]
+    assert offenders == []
+
+
+@pytest.mark.django_db
+def test_the_capabilities_of_each_backend():
+    from mcpsite.core import db
+
+    postgresql = connection.vendor == "postgresql"
+    assert db.has_stored_functions(connection) is postgresql
+    assert db.has_listen_notify(connection) is postgresql
+    assert db.has_trigram_indexes(connection) is postgresql
+    assert db.sums_decimals_exactly(connection) is postgresql
+    assert db.has_one_writer(connection) is not postgresql
+    assert db.has_python_functions(connection) is not postgresql
+    assert db.has_fts5(connection) is not postgresql
+    if db.has_stored_functions(connection):  # what the name promises is there
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_proc WHERE proname IN ('cinema_reservation_id_next', 'mcpsite_rate_take')"
+            )
+            assert cursor.fetchone() == (2,)
