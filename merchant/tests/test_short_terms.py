@@ -7,11 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpsite.core.db import has_fts5, has_trigram_indexes
-from merchant import search_postgresql
 from merchant.models import Product
 from merchant.search import DatabaseSearch
 from merchant.search_keys import gram_tokens, short_grams
-from merchant.search_postgresql import Candidates, GramStatistics
+from merchant.sql import postgresql as postgresql_reads
+from merchant.sql.postgresql import Candidates, GramStatistics
 
 pytestmark = pytest.mark.django_db
 
@@ -95,14 +95,14 @@ def postgresql_read(request, monkeypatch):
     """Each of PostgreSQL's reads, and each fallback: a walk that stops before the cap (the index answers), a read of
     every match that stops at its bound (the walk answers). Windows of two ids, so several are read."""
     read = {"walk too short": "walk", "index read stopped": "index"}.get(request.param, request.param)
-    monkeypatch.setattr(search_postgresql, "gram_statistics", _catalogue_statistics)
+    monkeypatch.setattr(postgresql_reads, "gram_statistics", _catalogue_statistics)
     monkeypatch.setattr(Candidates, "_plan", lambda self, statistics, estimate: (read, 2))
     monkeypatch.setattr(DatabaseSearch, "candidate_cap", lambda self, limit: 2)
     if request.param == "walk too short":
-        monkeypatch.setattr(search_postgresql, "WALK_MARGIN", 0.001)
+        monkeypatch.setattr(postgresql_reads, "WALK_MARGIN", 0.001)
     if request.param == "index read stopped":
-        monkeypatch.setattr(search_postgresql, "INDEX_READ_MARGIN", 0.001)
-        monkeypatch.setattr(search_postgresql, "INDEX_READ_MIN", 1)
+        monkeypatch.setattr(postgresql_reads, "INDEX_READ_MARGIN", 0.001)
+        monkeypatch.setattr(postgresql_reads, "INDEX_READ_MIN", 1)
 
 
 @pytest.mark.postgres
@@ -124,7 +124,7 @@ def test_each_postgresql_read_equals_the_scan(postgresql_read, names, query):
 def test_postgresql_reads_follow_the_statistics(monkeypatch):
     """After ANALYZE, a common term is walked in id order and a rare one read through the gram index; the walk never
     computes the gram array (0.4 ms a row), which migration 0005 prices so no plan does."""
-    monkeypatch.setattr(search_postgresql, "_statistics", {})
+    monkeypatch.setattr(postgresql_reads, "_statistics", {})
     Product.objects.bulk_create(
         Product(sku=f"M{i}", name=f"抹茶ラテ {i}", search_key=f"抹茶らて {i}", price_cents=100, inventory_count=1)
         for i in range(300)
@@ -134,7 +134,7 @@ def test_postgresql_reads_follow_the_statistics(monkeypatch):
         cursor.execute("ANALYZE merchant_product")
         cursor.execute("SELECT procost FROM pg_proc WHERE proname = 'merchant_short_grams'")
         assert cursor.fetchone()[0] == 100_000
-    statistics = search_postgresql.gram_statistics()
+    statistics = postgresql_reads.gram_statistics()
     assert statistics.total == 301 and statistics.share("抹茶") == pytest.approx(300 / 301, abs=0.01)
 
     def read(term):
