@@ -1,4 +1,5 @@
-"""What the database behind a connection can do, asked by name in this one module.
+"""What the database behind a connection can do, asked by name in this one module; and the platform's few statements
+below the ORM (docs/decisions/0012-raw-sql.md), each of a kind the ORM has no expression for.
 
 Code that takes a backend-specific path asks one of these (or Django's `connection.features`, where it already names
 the capability: `has_select_for_update`, `supports_transactions`, ...), never `connection.vendor` itself: the reason
@@ -6,8 +7,11 @@ for the branch is then in its name, and a third backend is added here (docs/deci
 runs on PostgreSQL and on SQLite. Migrations ask through `RunSQLOn` (mcpsite/core/migrations.py) instead.
 """
 
+from typing import Any
+
 from django.db import connection as default_connection
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import QuerySet
 
 
 def _postgresql(connection: BaseDatabaseWrapper) -> bool:
@@ -69,3 +73,40 @@ def commit_without_flush_wait(connection: BaseDatabaseWrapper = default_connecti
     if _postgresql(connection):
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def database_answers(connection: BaseDatabaseWrapper = default_connection) -> None:
+    """Raise unless the database answers a query (`SELECT 1`, no table involved): the health check."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def notify(channel: str, payload: str, connection: BaseDatabaseWrapper = default_connection) -> None:
+    """PostgreSQL's NOTIFY (`has_listen_notify`) of `payload` on `channel`, delivered when the transaction commits."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
+
+
+def nearest_rank_p95(histogram: QuerySet[Any, Any], connection: BaseDatabaseWrapper = default_connection) -> list[Any]:
+    """(group, count, failed count, nearest-rank 95th percentile of `d`) for each group of `histogram`, a query of
+    rows (grp, d, c, f): `c` rows of group `grp` had the value `d`, `f` of them failed.
+
+    Running sums over the histogram find the smallest `d` whose running count reaches ceil(0.95 n), in integer
+    arithmetic (cum * 20 >= n * 19): the same SQL on SQLite, which has no percentile aggregate, and PostgreSQL.
+    Raw SQL because Django cannot put a window over an aggregate of the same query; the histogram is the ORM's own.
+    """
+    inner, params = histogram.query.sql_with_params()
+    sql = f"""
+        SELECT grp, MAX(n), MAX(n_failed), MIN(d) FROM (
+            SELECT grp, d,
+                   SUM(c) OVER (PARTITION BY grp ORDER BY d) AS cum,
+                   SUM(c) OVER (PARTITION BY grp) AS n,
+                   SUM(f) OVER (PARTITION BY grp) AS n_failed
+            FROM ({inner}) histogram
+        ) ranked
+        WHERE cum * 20 >= n * 19
+        GROUP BY grp
+    """  # noqa: S608 (the ORM's SQL, its values bound)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

@@ -31,7 +31,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 from mcp.server.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -40,7 +40,7 @@ from mcp.server.subscriptions import (
     ToolsListChanged,
 )
 
-from mcpsite.core.db import has_listen_notify
+from mcpsite.core.db import has_listen_notify, notify
 
 logger = logging.getLogger("mcpsite.mcp")
 
@@ -240,8 +240,7 @@ def publish_event(event: ServerEvent) -> None:
         _redis_publisher().publish(CHANNEL, payload)
     elif kind == "postgresql":
         if len(payload.encode()) <= MAX_URI_BYTES:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload])
+            notify(CHANNEL, payload)
     else:
         _deliver(payload)
 
