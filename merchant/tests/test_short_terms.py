@@ -121,6 +121,18 @@ def test_each_postgresql_read_equals_the_scan(postgresql_read, names, query):
 
 
 @pytest.mark.postgres
+@pytest.mark.django_db
+@given(key=st.text(alphabet=ALPHABET + "\t\n", max_size=16))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_stored_function_makes_the_grams_of_short_grams(key):
+    """Migration 0002's `merchant_short_grams` writes `search_keys.short_grams` in SQL (the migration is frozen, so it
+    keeps its own copy): the two give the same grams."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT merchant_short_grams(%s)", [key])
+        assert sorted(cursor.fetchone()[0]) == sorted(short_grams(key))
+
+
+@pytest.mark.postgres
 def test_postgresql_reads_follow_the_statistics(monkeypatch):
     """After ANALYZE, a common term is walked in id order and a rare one read through the gram index; the walk never
     computes the gram array (0.4 ms a row), which migration 0005 prices so no plan does."""
