@@ -24,11 +24,22 @@ from django.contrib.auth.hashers import check_password, make_password
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from mcpsite.core.db import has_stored_functions
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
 from mcpsite.core.limits import give_back, over_limit
 from mcpsite.core.text import trimmed
 
-from .models import MAX_COLUMNS, ROW_LETTERS, Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+from . import sql
+from .models import (
+    MAX_COLUMNS,
+    ROW_LETTERS,
+    Reservation,
+    ReservedSeat,
+    Schedule,
+    Seat,
+    Theater,
+    reservation_number,
+)
 from .signals import seat_map_changed
 
 if TYPE_CHECKING:
@@ -87,9 +98,8 @@ def _customer_name_validate(name: str | None) -> str:
 # --- booking ----------------------------------------------------------------------------------
 
 
-# The booking's reads are raw SQL, two statements a booking: the show and its seats before the hash, the seats again
-# after it. The equivalent ORM queries (the show; the seats; their bookings; twice for the seats) cost more to compile
-# than to run (bench/bench_cinema_booking.py).
+# The booking's reads are two statements a booking (cinema/sql.py): the show and its seats before the hash, the
+# seats again after it.
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,16 +110,6 @@ class _BookableSeat:
     taken: bool  # an active booking of the show holds it
 
 
-def _sold(show: str) -> str:
-    """Whether the show `show` (a column or a placeholder) has sold the seat `s`."""
-    sold = connection.ops.quote_name(ReservedSeat._meta.db_table)
-    return f"EXISTS (SELECT 1 FROM {sold} r WHERE r.schedule_id = {show} AND r.seat_id = s.id AND r.active)"
-
-
-def _labels_in(labels: list[str]) -> str:
-    return f"s.label IN ({', '.join(['%s'] * len(labels))})"
-
-
 def _bookable(rows: Iterable[Sequence[Any]]) -> dict[str, _BookableSeat]:
     return {row[1]: _BookableSeat(row[0], row[1], bool(row[2]), bool(row[3])) for row in rows}
 
@@ -117,16 +117,7 @@ def _bookable(rows: Iterable[Sequence[Any]]) -> dict[str, _BookableSeat]:
 def _show_and_seats_for_booking(*, public_id: str, labels: list[str]) -> tuple[Schedule, dict[str, _BookableSeat]]:
     """The show (NotFound if there is none; its other fields load when used) and its seats `labels` with whether
     it has sold them, in one statement."""
-    quote = connection.ops.quote_name
-    schedules, theaters, seats = (quote(m._meta.db_table) for m in (Schedule, Theater, Seat))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT sc.id, sc.theater_id, sc.date, sc.start_time, t.name, s.id, s.label, s.blocked, {_sold('sc.id')} "
-            f"FROM {schedules} sc JOIN {theaters} t ON t.id = sc.theater_id "
-            f"LEFT JOIN {seats} s ON s.theater_id = sc.theater_id AND {_labels_in(labels)} WHERE sc.public_id = %s",
-            [*labels, public_id],
-        )
-        rows = cursor.fetchall()
+    rows = sql.show_and_seats(public_id=public_id, labels=labels)
     if not rows:
         raise NotFound(data=f"Schedule {public_id} not found")
     pk, theater_id, date, start_time, theater_name = rows[0][:5]
@@ -143,14 +134,7 @@ def _show_and_seats_for_booking(*, public_id: str, labels: list[str]) -> tuple[S
 
 def _seats_for_booking(*, schedule: Schedule, labels: list[str]) -> dict[str, _BookableSeat]:
     """The show's seats `labels` and whether it has sold them, in one statement (after the hash)."""
-    seats = connection.ops.quote_name(Seat._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT s.id, s.label, s.blocked, {_sold('%s')} FROM {seats} s "
-            f"WHERE s.theater_id = %s AND {_labels_in(labels)}",
-            [schedule.pk, schedule.theater_id, *labels],
-        )
-        return _bookable(cursor.fetchall())
+    return _bookable(sql.seats(schedule_pk=schedule.pk, theater_pk=schedule.theater_id, labels=labels))
 
 
 def _seats_in_order(*, schedule: Schedule, labels: list[str], seats: dict[str, _BookableSeat]) -> list[_BookableSeat]:
@@ -188,19 +172,7 @@ def _check_bookable(schedule: Schedule, now: datetime.datetime) -> None:
 
 def reservation_id_next(*, day: datetime.date) -> str:
     """The next reservation number of `day` (r20260220001, …); call it inside the transaction that uses it."""
-    table = connection.ops.quote_name(ReservationDayCounter._meta.db_table)
-    with connection.cursor() as cursor:
-        # Creates or increments the day's counter and locks it until commit, so two bookings never receive
-        # the same number and a rolled-back booking leaves no gap. One statement (PostgreSQL and SQLite >=
-        # 3.35): the insert-if-missing, lock and update it replaces were three round trips made while the
-        # show's row lock was held, and every booking of the show waits on that lock (bench_cinema_booking).
-        cursor.execute(
-            f"INSERT INTO {table} (day, last) VALUES (%s, 1) "
-            f"ON CONFLICT (day) DO UPDATE SET last = {table}.last + 1 RETURNING last",
-            [connection.ops.adapt_datefield_value(day)],
-        )
-        (last,) = cursor.fetchone()
-    return f"r{day:%Y%m%d}{last:03d}"
+    return reservation_number(day, sql.day_counter_next(day=day))
 
 
 def _seat_map_changed_on_commit(schedule: Schedule) -> None:
@@ -218,7 +190,7 @@ def _reservation_write(
     """
     day = timezone.localdate(now)
     seat_ids = sorted(seat.pk for seat in seats)
-    if connection.vendor == "postgresql":
+    if has_stored_functions(connection):
         # One statement, its own transaction: the number, the reservation and its seats. The ORM's insert, bulk
         # insert, BEGIN and COMMIT would be four round trips inside the section every booking of the day waits for
         # (the counter's lock). Inside a caller's transaction a savepoint keeps a refused seat from breaking it.
@@ -251,24 +223,11 @@ def _reservation_insert_postgresql(
     now: datetime.datetime,
     day: datetime.date,
 ) -> Reservation:
-    quote = connection.ops.quote_name
-    reservations, reserved = quote(Reservation._meta.db_table), quote(ReservedSeat._meta.db_table)
     status = Reservation.Status.CONFIRMED.value
-    with connection.cursor() as cursor:
-        # cinema_reservation_id_next: migration 0003's upsert of the day's counter, locked until the commit.
-        cursor.execute(
-            f"WITH reservation AS ("
-            f" INSERT INTO {reservations} (public_id, schedule_id, customer_name, password_hash, status,"
-            f" reserved_at, cancel_source) VALUES (cinema_reservation_id_next(%s), %s, %s, %s, %s, %s, '')"
-            f" RETURNING id, public_id"
-            f"), seats AS ("
-            f" INSERT INTO {reserved} (reservation_id, schedule_id, seat_id, active)"
-            f" SELECT reservation.id, %s, seat.id, true"
-            f" FROM reservation, unnest(%s::bigint[]) WITH ORDINALITY AS seat (id, n) ORDER BY seat.n"
-            f") SELECT id, public_id FROM reservation",
-            [day, schedule.pk, customer_name, password_hash, status, now, schedule.pk, seat_ids],
-        )
-        pk, public_id = cursor.fetchone()
+    pk, public_id = sql.reservation_insert_postgresql(
+        schedule_pk=schedule.pk, seat_ids=seat_ids, customer_name=customer_name, password_hash=password_hash,
+        status=status, now=now, day=day,
+    )  # fmt: skip
     _seat_map_changed_on_commit(schedule)
     # The row as the statement wrote it, loaded as the ORM loads a fetched row (Model.from_db, in field order).
     row = {

@@ -18,6 +18,7 @@ from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySe
 from django.db.models.functions import Cast, Coalesce, Round, TruncMonth
 from django.utils.translation import gettext
 
+from mcpsite.core.db import sums_decimals_exactly
 from mcpsite.core.errors import NotFound
 
 from .models import DEBIT_NORMAL, Account, AccountType, JournalEntry, JournalLine
@@ -32,14 +33,14 @@ def _sum(field: str) -> Coalesce:
     SQLite keeps decimals as REAL, and a million float additions drift by cents; there we add
     whole cents as integers (exact up to 2**63 cents). PostgreSQL sums `numeric` exactly.
     """
-    if connection.vendor == "sqlite":
+    if not sums_decimals_exactly(connection):
         return Coalesce(Sum(Cast(Round(F(field) * 100), BigIntegerField())), Value(0))
     return Coalesce(Sum(field), Value(ZERO), output_field=_AMOUNT)
 
 
 def _amount(value: Decimal | int) -> Decimal:
     """A `_sum` result as money: whole cents on SQLite, the exact sum on PostgreSQL."""
-    return Decimal(value).scaleb(-2) if connection.vendor == "sqlite" else Decimal(value)
+    return Decimal(value) if sums_decimals_exactly(connection) else Decimal(value).scaleb(-2)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, Q, Sum, Value, When
 
+from .core.db import nearest_rank_p95
 from .models import ToolCall, ToolCallOutcome
 
 # A call answered with a question (input_required) did not fail: the user's answer comes in the next call.
@@ -44,20 +44,7 @@ def tool_call_stats(*, since: datetime.datetime, by: str) -> list[ToolCallStats]
         .values(grp=F("api_key_id" if by == "api_key" else "tool"), d=F("duration_ms"))
         .annotate(c=Count("id"), f=Sum(failed))
     )
-    inner, params = histogram.query.sql_with_params()
-    # (Django cannot put a window over an aggregate of the same query; the histogram is the ORM's own SQL.)
-    sql = f"""
-        SELECT grp, MAX(n), MAX(n_failed), MIN(d) FROM (
-            SELECT grp, d,
-                   SUM(c) OVER (PARTITION BY grp ORDER BY d) AS cum,
-                   SUM(c) OVER (PARTITION BY grp) AS n,
-                   SUM(f) OVER (PARTITION BY grp) AS n_failed
-            FROM ({inner}) histogram
-        ) ranked
-        WHERE cum * 20 >= n * 19
-        GROUP BY grp
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = [ToolCallStats(grp, int(n), int(n_failed), int(p95)) for grp, n, n_failed, p95 in cursor.fetchall()]
+    rows = [
+        ToolCallStats(grp, int(n), int(n_failed), int(p95)) for grp, n, n_failed, p95 in nearest_rank_p95(histogram)
+    ]
     return sorted(rows, key=lambda row: (-row.calls, str(row.key)))

@@ -1,6 +1,8 @@
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.core.db import has_python_functions
+
 
 class MerchantConfig(AppConfig):
     name = "merchant"
@@ -26,7 +28,7 @@ class MerchantConfig(AppConfig):
 
 def _register_sqlite_functions(sender, connection, **kwargs) -> None:
     """`merchant_gram_tokens()`, which the triggers of the short-term index call (migration 0002)."""
-    if connection.vendor == "sqlite":
+    if has_python_functions(connection):
         from .search_keys import gram_tokens
 
         connection.connection.create_function("merchant_gram_tokens", 1, gram_tokens, deterministic=True)

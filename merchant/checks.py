@@ -9,7 +9,10 @@ from django.conf import settings
 from django.core import checks
 from django.db import connections
 
+from mcpsite.core.db import has_trigram_indexes
 from mcpsite.core.problems import SETTINGS, Problem, check_messages
+
+from .sql import trigram_ctype
 
 
 def settings_problems() -> list[Problem]:
@@ -67,14 +70,12 @@ def check_trigram_ctype(app_configs=None, databases=None, **kwargs) -> list[chec
     warnings = []
     for alias in databases or []:
         connection = connections[alias]
-        if connection.vendor != "postgresql":
+        if not has_trigram_indexes(connection):
             continue
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
-            if cursor.fetchone() is None:
-                continue  # not migrated yet
-            cursor.execute("SELECT show_trgm('東京'), current_setting('lc_ctype')")
-            trigrams, ctype = cursor.fetchone()
+        found = trigram_ctype(connection)
+        if found is None:
+            continue  # not migrated yet
+        trigrams, ctype = found
         if not trigrams:
             warnings.append(
                 Problem(

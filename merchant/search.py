@@ -10,57 +10,21 @@ back.
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import BooleanField, F, Func, IntegerField, Q, Value
-from django.db.models.expressions import RawSQL
+from django.db.models import F, Func, IntegerField, Q, Value
 from rapidfuzz import fuzz
+
+from mcpsite.core.db import has_fts5, has_trigram_indexes
 
 from .models import Product
 from .search_backend import SearchBackend
 from .search_keys import TRIGRAM, gram_token, query_terms, term_grams
-from .search_postgresql import Candidates
+from .sql.postgresql import Candidates, short_grams_hold
+from .sql.sqlite import FtsMatch, fts_joined, sqlite_has_fts, sqlite_has_grams
 
 logger = logging.getLogger(__name__)
-
-
-class FtsMatch(NamedTuple):
-    """Rows of an FTS5 table (SQLite; its rowid is the product id) matching `query`.
-
-    `table` is one of this module's own table names, never input; `query` is always a bound parameter.
-    """
-
-    table: str
-    query: str
-
-    def as_q(self) -> Q:
-        return Q(id__in=RawSQL(f"SELECT rowid FROM {self.table} WHERE {self.table} MATCH %s", [self.query]))  # noqa: S611
-
-
-_tables_seen: set[tuple[str, str]] = set()
-
-
-def _sqlite_has_table(alias: str, table: str) -> bool:
-    """Whether a migration created this FTS5 table; only a yes is remembered."""
-    if (alias, table) not in _tables_seen:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = %s", [table])
-            if cursor.fetchone() is None:
-                return False
-        _tables_seen.add((alias, table))
-    return True
-
-
-def sqlite_has_fts(alias: str) -> bool:
-    """Whether migration 0001 created the trigram FTS5 table (SQLite >= 3.34)."""
-    return _sqlite_has_table(alias, "merchant_product_fts")
-
-
-def sqlite_has_grams(alias: str) -> bool:
-    """Whether migration 0002 created the short-term gram table (SQLite built with FTS5)."""
-    return _sqlite_has_table(alias, "merchant_product_grams")
 
 
 def _fts_phrase(term: str) -> str:
@@ -117,7 +81,7 @@ class DatabaseSearch:
     Indexes: terms of 3+ characters through the trigram index (FTS5 on SQLite, pg_trgm GIN on PostgreSQL); shorter
     ones through the gram index of every 1- and 2-character substring (migration 0002). On SQLite both are FTS5
     tables joined in rowid (= id) order, so a query reads its matches only up to the cap. On PostgreSQL, whose GIN
-    indexes give matches in no order, `search_postgresql.Candidates` chooses between a walk in id order and the
+    indexes give matches in no order, `sql.postgresql.Candidates` chooses between a walk in id order and the
     index (in windows of ids) from ANALYZE's statistics of the gram index. With `indexed=False`
     every term is looked for by a scan: the slow path the indexes must equal (property-tested).
     """
@@ -169,7 +133,7 @@ class DatabaseSearch:
             some = self._holding(selecting, every=False, cap=cap + len(every), matched=1)
             return [*every, *(row for row in some if row[0] not in seen)][:cap]
         condition = self._condition(selecting, every=False)
-        fts = self._sqlite_index(selecting, every=False) if self.indexed and connection.vendor == "sqlite" else None
+        fts = self._sqlite_index(selecting, every=False) if self.indexed and has_fts5(connection) else None
         if fts is not None:  # every match is read to be scored anyway: the index as an IN list
             condition &= fts.as_q()
         rows = self._in_stock(condition)
@@ -179,13 +143,13 @@ class DatabaseSearch:
     def _holding(self, terms: list[str], *, every: bool, cap: int, matched: int) -> list[Row]:
         """The candidate rows (id, name key, `matched`, the listed fields) of the active in-stock products whose key
         holds every (or any) term, in id order, at most `cap`."""
-        if self.indexed and connection.vendor == "sqlite":
+        if self.indexed and has_fts5(connection):
             fts = self._sqlite_index(terms, every=every)
             if fts is not None:
                 # Trigram phrases match exactly; the gram index only narrows, `contains` decides.
-                exact = fts.table == "merchant_product_fts"
-                return self._sqlite_joined(fts, [] if exact else terms, every=every, cap=cap, matched=matched)
-        elif self.indexed and connection.vendor == "postgresql":
+                checked = [] if fts.table == "merchant_product_fts" else terms
+                return fts_joined(fts, checked, every=every, cap=cap, matched=matched, columns=_LISTED_COLUMNS)
+        elif self.indexed and has_trigram_indexes(connection):
             return Candidates(terms, every=every, cap=cap, matched=matched, columns=_LISTED_COLUMNS).rows()
         return self._in_stock(self._contains(terms, every=every), matched, cap)
 
@@ -194,27 +158,6 @@ class DatabaseSearch:
         if matched is None:
             return rows
         return list(rows.annotate(matched=Value(matched)).order_by("id").values_list(*ROW_FIELDS)[:cap])
-
-    def _sqlite_joined(self, fts: FtsMatch, checked: list[str], *, every: bool, cap: int, matched: int) -> list[Row]:
-        """The FTS5 table's matches joined to the active in-stock products holding every (or any) `checked` term.
-
-        Joined, not `id IN (SELECT rowid … MATCH)`: SQLite builds that IN list from every match before the first row
-        (a common term's thousands: カレンダ 13.7 ms against 0.8 ms joined, EXPLAIN QUERY PLAN "LIST SUBQUERY"), while
-        the join walks the FTS5 matches in rowid order, which is id order, up to the cap. Written as SQL: the ORM's
-        building, compiling and per-value converters for this one query were 40% of a search (かわいい グッズ:
-        1.8 of 4.5 ms, timed beside the same SQL run raw). `contains` here is instr(): the key and the terms are
-        folded alike (lower case), and instr has no wildcards to escape.
-        """
-        held = (" AND " if every else " OR ").join(["instr(p.search_key, %s) > 0"] * len(checked))
-        sql = (
-            f"SELECT p.id, p.name_key, %s, {_LISTED_COLUMNS} FROM {Product._meta.db_table} p "  # noqa: S608 (our names)
-            f"JOIN {fts.table} f ON f.rowid = p.id WHERE f.{fts.table} MATCH %s AND p.active AND p.inventory_count > 0"
-            + (f" AND ({held})" if checked else "")
-            + " ORDER BY f.rowid LIMIT %s"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [matched, fts.query, *checked, cap])
-            return cursor.fetchall()
 
     def _sqlite_index(self, terms: list[str], *, every: bool) -> FtsMatch | None:
         """The FTS5 query narrowing the rows that hold every (or any) term: the trigram table when every term has
@@ -235,7 +178,7 @@ class DatabaseSearch:
     def _condition(self, terms: list[str], *, every: bool) -> Q:
         """Keys holding every (or any) term, in the form PostgreSQL's indexes serve (LIKE through pg_trgm, the gram
         array through its GIN index); elsewhere, and with `indexed=False`, a scan."""
-        if not (self.indexed and connection.vendor == "postgresql"):
+        if not (self.indexed and has_trigram_indexes(connection)):
             return self._contains(terms, every=every)
         if any(len(t) >= TRIGRAM for t in terms):
             # LIKE '%…%' through pg_trgm; shorter terms beside a long one only filter the rows it finds (with the gram
@@ -243,8 +186,7 @@ class DatabaseSearch:
             return self._contains(terms, every=every)
         each = []
         for term in terms:
-            grams = RawSQL("merchant_short_grams(search_key) @> ARRAY[%s]::text[]", [term], output_field=BooleanField())
-            each.append(Q(grams) & Q(search_key__contains=term))
+            each.append(Q(short_grams_hold(term)) & Q(search_key__contains=term))
         return Q(*each, _connector=Q.AND if every else Q.OR)
 
 

@@ -12,11 +12,13 @@ if TYPE_CHECKING:
 
     from django.contrib.auth.models import User
 
+from mcpsite.core.db import has_fts5, has_trigram_indexes
 from mcpsite.core.errors import Conflict, InvalidParams, NotFound
 
+from . import sql
 from .models import InventoryMovement, Product
-from .search import sqlite_has_fts
 from .signals import sync_after_commit
+from .sql.sqlite import sqlite_has_fts
 
 
 def _enough_stock(rows: QuerySet[Product], delta: int) -> QuerySet[Product]:
@@ -103,21 +105,16 @@ def search_keys_rebuild(*, batch_size: int = 1000, progress: Callable[[int], obj
         count += len(batch)
         if progress:
             progress(len(batch))
-    if connection.vendor == "sqlite" and sqlite_has_fts(connection.alias):
-        with connection.cursor() as cursor:
-            cursor.execute("INSERT INTO merchant_product_fts(merchant_product_fts) VALUES ('rebuild')")
+    if has_fts5(connection) and sqlite_has_fts(connection.alias):
+        sql.fts_rebuild()
     search_statistics_refresh()
     return count
 
 
 def search_statistics_refresh() -> None:
     """After a bulk write of products (seed_merchant --scale, search_keys_rebuild), on PostgreSQL: gather the
-    statistics that choose each search's read (`search_postgresql`), and move the GIN indexes' pending entries into
+    statistics that choose each search's read (`sql.postgresql`), and move the GIN indexes' pending entries into
     the indexes, where a search would otherwise read them all (168 pages of pg_trgm's after seeding 100,000
     products). Autovacuum does both in time; searches right after a bulk load should not wait for it."""
-    if connection.vendor != "postgresql":
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {Product._meta.db_table}")
-        for index in ("merchant_product_search_key_trgm", "merchant_product_short_grams"):
-            cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [index])
+    if has_trigram_indexes(connection):
+        sql.statistics_refresh()

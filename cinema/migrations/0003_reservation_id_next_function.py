@@ -3,6 +3,8 @@ services.reservation_create). SQLite has no stored functions; there the service 
 
 from django.db import migrations
 
+from mcpsite.core.migrations import RunSQLOn
+
 CREATE = """
 CREATE OR REPLACE FUNCTION cinema_reservation_id_next(booking_day date) RETURNS text
 LANGUAGE sql VOLATILE AS $$
@@ -14,15 +16,7 @@ $$
 DROP = "DROP FUNCTION IF EXISTS cinema_reservation_id_next(date)"
 
 
-def _on_postgresql(sql: str):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(sql)
-
-    return run
-
-
 class Migration(migrations.Migration):
     dependencies = [("cinema", "0002_verbose_names_i18n")]
 
-    operations = [migrations.RunPython(_on_postgresql(CREATE), _on_postgresql(DROP), elidable=False)]
+    operations = [RunSQLOn("postgresql", [CREATE], [DROP])]

@@ -8,7 +8,8 @@ import pytest
 from django.contrib.auth.hashers import identify_hasher
 
 from cinema import services
-from cinema.models import Reservation, ReservationDayCounter, ReservedSeat, Seat
+from cinema.models import Reservation, ReservationDayCounter, ReservedSeat, Seat, reservation_number
+from mcpsite.core.db import has_stored_functions
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams
 from mcpsite.mcp.wire import as_jsonrpc
 from mcpsite.models import ToolCall
@@ -26,7 +27,7 @@ def test_a_crash_after_the_first_insert_books_nothing(seed_world, monkeypatch):
     """Simulates the process dying mid-transaction: the first seat row is written, then an exception."""
     from django.db import connection
 
-    if connection.vendor == "postgresql":
+    if has_stored_functions(connection):
         pytest.skip("PostgreSQL writes a booking in one statement: test_a_seat_insert_refused_mid_statement_…")
     real_bulk_create = ReservedSeat.objects.bulk_create
 
@@ -187,11 +188,28 @@ def test_reservation_numbers_count_on_past_999_in_the_days_format(seed_world):
 
     day = timezone.localdate()
     first = _book(seats=("A1",)).reservation.public_id
-    assert first == f"r{day:%Y%m%d}001"
+    assert first == reservation_number(day, 1) == f"r{day:%Y%m%d}001"
     ReservationDayCounter.objects.filter(day=day).update(last=999)
     booking = _book(seats=("A2",))
-    assert booking.reservation.public_id == f"r{day:%Y%m%d}1000"
+    assert booking.reservation.public_id == reservation_number(day, 1000) == f"r{day:%Y%m%d}1000"
     assert Reservation.objects.get(pk=booking.reservation.pk).public_id == booking.reservation.public_id
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+@pytest.mark.parametrize("last", [0, 8, 998, 999, 12344])
+def test_the_stored_function_numbers_as_reservation_number(last):
+    """Migration 0003's `cinema_reservation_id_next` writes the format of `models.reservation_number` in SQL (the
+    migration is frozen, so it keeps its own copy): the two agree, past 999 too."""
+    import datetime
+
+    from django.db import connection
+
+    day = datetime.date(2026, 2, 20)
+    ReservationDayCounter.objects.create(day=day, last=last)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cinema_reservation_id_next(%s)", [day])
+        assert cursor.fetchone()[0] == reservation_number(day, last + 1)
 
 
 @pytest.mark.postgres

@@ -12,6 +12,8 @@ SQLite has no deferred triggers; there the service enforces the same rules.
 
 from django.db import migrations
 
+from mcpsite.core.migrations import RunSQLOn
+
 CREATE_SQL = r"""
 CREATE OR REPLACE FUNCTION ledger_assert_entry_balanced(eid uuid) RETURNS void AS $$
 DECLARE
@@ -109,17 +111,7 @@ DROP FUNCTION IF EXISTS ledger_assert_entry_balanced(uuid);
 """
 
 
-def create_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE_SQL, params=None)
-
-
-def drop_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP_SQL, params=None)
-
-
 class Migration(migrations.Migration):
     dependencies = [("ledger", "0001_initial")]
 
-    operations = [migrations.RunPython(create_triggers, drop_triggers)]
+    operations = [RunSQLOn("postgresql", [CREATE_SQL], [DROP_SQL])]

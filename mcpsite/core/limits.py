@@ -27,6 +27,7 @@ from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
+from .db import has_one_writer, has_stored_functions
 from .errors import RateLimited
 
 API_KEY_GROUP = "mcp.apikey"
@@ -73,7 +74,7 @@ _sqlite_write_lock = threading.Lock()
 @contextlib.contextmanager
 def _write_transaction(alias: str, connection: BaseDatabaseWrapper) -> Iterator[Any]:
     """A cursor in a transaction of its own (on SQLite queued behind this process's other takes)."""
-    queued = connection.vendor == "sqlite" and not connection.in_atomic_block
+    queued = has_one_writer(connection) and not connection.in_atomic_block
     with (
         _sqlite_write_lock if queued else contextlib.nullcontext(),
         transaction.atomic(using=alias),
@@ -264,7 +265,7 @@ def _store() -> Store:
 
         return RedisStore(get_redis_connection("default"))
     _alias, connection = DatabaseStore._connection()
-    return PostgresStore() if connection.vendor == "postgresql" else DatabaseStore()
+    return PostgresStore() if has_stored_functions(connection) else DatabaseStore()
 
 
 # --- the limiter -------------------------------------------------------------------------------------------------

@@ -30,10 +30,10 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from mcpsite.core import metrics
+from mcpsite.core.db import commit_without_flush_wait
 from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, RateLimited, ScopeDenied, UnknownTool
 from mcpsite.core.jsonutil import to_jsonable
 from mcpsite.core.limits import enforce_api_key_rate
-from mcpsite.db import commit_without_flush_wait
 from mcpsite.models import ToolCall
 from mcpsite.tracing import tracer
 
@@ -325,8 +325,9 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
     perf_counter() `started`, in the audit log and the metrics. Call it from a worker thread: it may write. Names,
     codes and timings only: arguments may hold passwords and are never stored."""
     seconds = time.perf_counter() - started
+    label = tool if group else "unknown"  # a name nobody registered must not become a label value
     metrics.tool_call(
-        tool=tool if group else "unknown",  # a name nobody registered must not become a label value
+        tool=label,
         group=group or "none",
         transport=ctx.transport,
         protocol=ctx.protocol or "none",
@@ -343,7 +344,7 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
                 "request_id": ctx.request_id,
                 "key_id": ctx.api_key.pk if ctx.api_key is not None else None,
                 "user_id": ctx.owner.pk if ctx.owner is not None else None,
-                "tool": tool if group else "unknown",
+                "tool": label,
                 "group": group or None,
                 "transport": ctx.transport,
                 "protocol": ctx.protocol or None,

@@ -31,7 +31,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 from mcp.server.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -39,6 +39,8 @@ from mcp.server.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+
+from mcpsite.core.db import has_listen_notify, notify
 
 logger = logging.getLogger("mcpsite.mcp")
 
@@ -227,7 +229,7 @@ def channel_kind() -> str:
     """ "redis", "postgresql" or "local" (this process only)."""
     if settings.CACHES["default"]["BACKEND"].startswith("django_redis."):
         return "redis"
-    return "postgresql" if connections["default"].vendor == "postgresql" else "local"
+    return "postgresql" if has_listen_notify(connections["default"]) else "local"
 
 
 def publish_event(event: ServerEvent) -> None:
@@ -238,8 +240,7 @@ def publish_event(event: ServerEvent) -> None:
         _redis_publisher().publish(CHANNEL, payload)
     elif kind == "postgresql":
         if len(payload.encode()) <= MAX_URI_BYTES:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, payload])
+            notify(CHANNEL, payload)
     else:
         _deliver(payload)
 

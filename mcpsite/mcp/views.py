@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
 from django.http import HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
 from mcpsite.core import limits
+from mcpsite.core.db import database_answers
 from mcpsite.core.errors import (
     ApplicationError,
     InvalidParams,
@@ -28,8 +28,7 @@ from .wire import as_jsonrpc, http_status, rest_status
 def healthz(request):
     checks = {}
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+        database_answers()
         checks["database"] = "ok"
     except Exception as exc:  # report, don't raise: this page exists to say what is broken
         checks["database"] = f"error: {type(exc).__name__}"

@@ -10,6 +10,8 @@ value is written as a protocol-0 pickle (`I<n>\\n.`), which pickle.loads reads. 
 
 from django.db import migrations
 
+from mcpsite.core.migrations import RunSQLOn
+
 PICKLED_INT = r"""
 CREATE OR REPLACE FUNCTION mcpsite_pickled_int(value text) RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
@@ -63,19 +65,7 @@ DROP = [
 ]
 
 
-class RunSQLOnPostgreSQL(migrations.RunSQL):
-    """RunSQL that does nothing on other databases."""
-
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-
-
 class Migration(migrations.Migration):
     dependencies = [("mcpsite", "0006_toolcall_oauth_client_toolcall_user")]
 
-    operations = [RunSQLOnPostgreSQL([PICKLED_INT, CACHE_INCR], DROP, elidable=False)]
+    operations = [RunSQLOn("postgresql", [PICKLED_INT, CACHE_INCR], DROP)]

@@ -8,6 +8,8 @@ import importlib
 
 from django.db import migrations, models
 
+from mcpsite.core.migrations import RunSQLOn
+
 RATE_TAKE = r"""
 CREATE OR REPLACE FUNCTION mcpsite_rate_take(p_bucket text, p_limit integer, p_period integer,
                                              p_now double precision)
@@ -40,32 +42,7 @@ END $$
 """
 DROP_RATE_TAKE = "DROP FUNCTION IF EXISTS mcpsite_rate_take(text, integer, integer, double precision)"
 
-
-def _cache_functions():
-    return importlib.import_module("mcpsite.migrations.0007_cache_incr_function")
-
-
-def _drop_cache_functions(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        for sql in _cache_functions().DROP:
-            schema_editor.execute(sql, params=None)
-
-
-def _restore_cache_functions(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        module = _cache_functions()
-        for sql in (module.PICKLED_INT, module.CACHE_INCR):
-            schema_editor.execute(sql, params=None)
-
-
-def _create_rate_take(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(RATE_TAKE, params=None)
-
-
-def _drop_rate_take(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP_RATE_TAKE)
+CACHE_FUNCTIONS = importlib.import_module("mcpsite.migrations.0007_cache_incr_function")
 
 
 class Migration(migrations.Migration):
@@ -95,6 +72,6 @@ class Migration(migrations.Migration):
                 ("period", models.PositiveIntegerField()),
             ],
         ),
-        migrations.RunPython(_create_rate_take, _drop_rate_take, elidable=False),
-        migrations.RunPython(_drop_cache_functions, _restore_cache_functions, elidable=False),
+        RunSQLOn("postgresql", [RATE_TAKE], [DROP_RATE_TAKE]),
+        RunSQLOn("postgresql", CACHE_FUNCTIONS.DROP, [CACHE_FUNCTIONS.PICKLED_INT, CACHE_FUNCTIONS.CACHE_INCR]),
     ]

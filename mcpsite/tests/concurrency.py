@@ -8,6 +8,8 @@ from typing import Any
 
 from django.db import connection
 
+from mcpsite.core.db import has_one_writer
+
 
 def run_together(
     target: Callable[[int], Any], n: int, *, timeout: float = 120
@@ -48,5 +50,5 @@ def needs_concurrent_writers() -> None:
     (`SQLITE_TEST_NAME=/tmp/test.sqlite3`, WAL and IMMEDIATE transactions as in production) run it."""
     import pytest
 
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+    if has_one_writer(connection) and connection.is_in_memory_db():
         pytest.skip("concurrent writers need PostgreSQL or a SQLite file test database (SQLITE_TEST_NAME)")

@@ -11,6 +11,8 @@ under a GIN index; `merchant_short_grams(search_key) @> ARRAY[term]` uses it.
 
 from django.db import migrations
 
+from mcpsite.core.migrations import RunSQLOn
+
 TOKENS = "merchant_gram_tokens({}.search_key)"
 SQLITE = [
     "CREATE VIRTUAL TABLE merchant_product_grams USING fts5(grams, content='', detail=none)",
@@ -45,33 +47,15 @@ POSTGRES = [
 POSTGRES_DROP = ["DROP INDEX IF EXISTS merchant_product_short_grams", "DROP FUNCTION IF EXISTS merchant_short_grams"]
 
 
-def _run(schema_editor, statements):
-    for sql in statements:
-        schema_editor.execute(sql)
-
-
-def _has_fts5(schema_editor) -> bool:
-    with schema_editor.connection.cursor() as cursor:
+def has_fts5(connection) -> bool:
+    with connection.cursor() as cursor:
         cursor.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')")
         return bool(cursor.fetchone()[0])
 
 
-def create(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "sqlite" and _has_fts5(schema_editor):
-        _run(schema_editor, SQLITE)
-    elif vendor == "postgresql":
-        _run(schema_editor, POSTGRES)
-
-
-def drop(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "sqlite":
-        _run(schema_editor, SQLITE_DROP)
-    elif vendor == "postgresql":
-        _run(schema_editor, POSTGRES_DROP)
-
-
 class Migration(migrations.Migration):
     dependencies = [("merchant", "0001_initial")]
-    operations = [migrations.RunPython(create, drop)]
+    operations = [
+        RunSQLOn("sqlite", SQLITE, SQLITE_DROP, when=has_fts5),
+        RunSQLOn("postgresql", POSTGRES, POSTGRES_DROP),
+    ]

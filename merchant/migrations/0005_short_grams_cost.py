@@ -7,15 +7,11 @@ products). The GIN index over it answers `@>` without it; only rows whose key ch
 
 from django.db import migrations
 
+from mcpsite.core.migrations import RunSQLOn
 
-def _cost(cost: int):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(f"ALTER FUNCTION merchant_short_grams(text) COST {cost}")
-
-    return run
+COST = "ALTER FUNCTION merchant_short_grams(text) COST {}"
 
 
 class Migration(migrations.Migration):
     dependencies = [("merchant", "0004_product_name_key")]
-    operations = [migrations.RunPython(_cost(100_000), _cost(100))]
+    operations = [RunSQLOn("postgresql", [COST.format(100_000)], [COST.format(100)])]

@@ -6,11 +6,12 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from merchant import search_postgresql
+from mcpsite.core.db import has_fts5, has_trigram_indexes
 from merchant.models import Product
 from merchant.search import DatabaseSearch
 from merchant.search_keys import gram_tokens, short_grams
-from merchant.search_postgresql import Candidates, GramStatistics
+from merchant.sql import postgresql as postgresql_reads
+from merchant.sql.postgresql import Candidates, GramStatistics
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +31,7 @@ def test_short_terms_use_the_gram_index():
     with CaptureQueriesContext(connection) as queries:
         assert DatabaseSearch().search("方眼", limit=20) == [Product.objects.get(sku="A").pk]
     sql = " ".join(q["sql"] for q in queries)
-    expected = {"sqlite": "merchant_product_grams", "postgresql": "merchant_short_grams"}[connection.vendor]
+    expected = "merchant_short_grams" if has_trigram_indexes(connection) else "merchant_product_grams"
     assert expected in sql
 
 
@@ -94,14 +95,14 @@ def postgresql_read(request, monkeypatch):
     """Each of PostgreSQL's reads, and each fallback: a walk that stops before the cap (the index answers), a read of
     every match that stops at its bound (the walk answers). Windows of two ids, so several are read."""
     read = {"walk too short": "walk", "index read stopped": "index"}.get(request.param, request.param)
-    monkeypatch.setattr(search_postgresql, "gram_statistics", _catalogue_statistics)
+    monkeypatch.setattr(postgresql_reads, "gram_statistics", _catalogue_statistics)
     monkeypatch.setattr(Candidates, "_plan", lambda self, statistics, estimate: (read, 2))
     monkeypatch.setattr(DatabaseSearch, "candidate_cap", lambda self, limit: 2)
     if request.param == "walk too short":
-        monkeypatch.setattr(search_postgresql, "WALK_MARGIN", 0.001)
+        monkeypatch.setattr(postgresql_reads, "WALK_MARGIN", 0.001)
     if request.param == "index read stopped":
-        monkeypatch.setattr(search_postgresql, "INDEX_READ_MARGIN", 0.001)
-        monkeypatch.setattr(search_postgresql, "INDEX_READ_MIN", 1)
+        monkeypatch.setattr(postgresql_reads, "INDEX_READ_MARGIN", 0.001)
+        monkeypatch.setattr(postgresql_reads, "INDEX_READ_MIN", 1)
 
 
 @pytest.mark.postgres
@@ -120,10 +121,22 @@ def test_each_postgresql_read_equals_the_scan(postgresql_read, names, query):
 
 
 @pytest.mark.postgres
+@pytest.mark.django_db
+@given(key=st.text(alphabet=ALPHABET + "\t\n", max_size=16))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_stored_function_makes_the_grams_of_short_grams(key):
+    """Migration 0002's `merchant_short_grams` writes `search_keys.short_grams` in SQL (the migration is frozen, so it
+    keeps its own copy): the two give the same grams."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT merchant_short_grams(%s)", [key])
+        assert sorted(cursor.fetchone()[0]) == sorted(short_grams(key))
+
+
+@pytest.mark.postgres
 def test_postgresql_reads_follow_the_statistics(monkeypatch):
     """After ANALYZE, a common term is walked in id order and a rare one read through the gram index; the walk never
     computes the gram array (0.4 ms a row), which migration 0005 prices so no plan does."""
-    monkeypatch.setattr(search_postgresql, "_statistics", {})
+    monkeypatch.setattr(postgresql_reads, "_statistics", {})
     Product.objects.bulk_create(
         Product(sku=f"M{i}", name=f"抹茶ラテ {i}", search_key=f"抹茶らて {i}", price_cents=100, inventory_count=1)
         for i in range(300)
@@ -133,7 +146,7 @@ def test_postgresql_reads_follow_the_statistics(monkeypatch):
         cursor.execute("ANALYZE merchant_product")
         cursor.execute("SELECT procost FROM pg_proc WHERE proname = 'merchant_short_grams'")
         assert cursor.fetchone()[0] == 100_000
-    statistics = search_postgresql.gram_statistics()
+    statistics = postgresql_reads.gram_statistics()
     assert statistics.total == 301 and statistics.share("抹茶") == pytest.approx(300 / 301, abs=0.01)
 
     def read(term):
@@ -155,7 +168,7 @@ def test_migrations_keep_the_search_indexes():
     triggers, and the FTS5 indexes silently stop following the catalogue: every trigger must still be there (on
     PostgreSQL, both GIN indexes)."""
     with connection.cursor() as cursor:
-        if connection.vendor == "sqlite":
+        if has_fts5(connection):
             cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'merchant_product'")
             indexes = {"merchant_product_fts", "merchant_product_grams"}
             expected = {f"{index}_{event}" for index in indexes for event in ("ai", "ad", "au")}

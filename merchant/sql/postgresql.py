@@ -24,9 +24,11 @@ import time
 from typing import NamedTuple
 
 from django.db import connection
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 
-from .models import Product
-from .search_keys import TRIGRAM, term_grams
+from ..models import Product
+from ..search_keys import TRIGRAM, term_grams
 
 # A candidate row: (id, folded name, terms matched, listed fields...), as search.ROW_FIELDS says.
 Row = tuple
@@ -216,3 +218,9 @@ class Candidates:
                 return rows
             span *= WINDOW_GROWTH
             low, high = high, high + span
+
+
+def short_grams_hold(term: str) -> RawSQL:
+    """True when the product's key holds every gram of the 1- or 2-character `term`, through the gram index of
+    migration 0002 (`merchant_short_grams(search_key) @> ARRAY[term]`); `contains` still decides."""
+    return RawSQL("merchant_short_grams(search_key) @> ARRAY[%s]::text[]", [term], output_field=BooleanField())

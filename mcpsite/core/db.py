@@ -1,0 +1,112 @@
+"""What the database behind a connection can do, asked by name in this one module; and the platform's few statements
+below the ORM (docs/decisions/0012-raw-sql.md), each of a kind the ORM has no expression for.
+
+Code that takes a backend-specific path asks one of these (or Django's `connection.features`, where it already names
+the capability: `has_select_for_update`, `supports_transactions`, ...), never `connection.vendor` itself: the reason
+for the branch is then in its name, and a third backend is added here (docs/decisions/0012-raw-sql.md). The site
+runs on PostgreSQL and on SQLite. Migrations ask through `RunSQLOn` (mcpsite/core/migrations.py) instead.
+"""
+
+from typing import Any
+
+from django.db import connection as default_connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import QuerySet
+
+
+def _postgresql(connection: BaseDatabaseWrapper) -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _sqlite(connection: BaseDatabaseWrapper) -> bool:
+    return connection.vendor == "sqlite"
+
+
+def has_stored_functions(connection: BaseDatabaseWrapper) -> bool:
+    """The stored functions and triggers of the PostgreSQL-only migrations are there (`RunSQLOn("postgresql")`:
+    `cinema_reservation_id_next`, `mcpsite_rate_take`, the ledger's balance triggers), and PostgreSQL's SQL that
+    calls them (one-statement writes with CTEs, `unnest`, arrays)."""
+    return _postgresql(connection)
+
+
+def has_listen_notify(connection: BaseDatabaseWrapper) -> bool:
+    """`LISTEN`/`NOTIFY`: a channel between every process using the database."""
+    return _postgresql(connection)
+
+
+def has_one_writer(connection: BaseDatabaseWrapper) -> bool:
+    """One write transaction at a time in the whole database (SQLite's database lock): writers queue, and a writer
+    of another connection is refused rather than waited for in a shared-cache in-memory database."""
+    return _sqlite(connection)
+
+
+def sums_decimals_exactly(connection: BaseDatabaseWrapper) -> bool:
+    """SUM over a DecimalField is exact (`numeric`); SQLite stores decimals as REAL and its sums drift by cents."""
+    return not _sqlite(connection)
+
+
+def has_python_functions(connection: BaseDatabaseWrapper) -> bool:
+    """SQL functions written in Python can be registered on each connection (`sqlite3.Connection.create_function`)."""
+    return _sqlite(connection)
+
+
+def has_fts5(connection: BaseDatabaseWrapper) -> bool:
+    """SQLite's FTS5 full-text tables (whether a migration could create them: see the app's own check)."""
+    return _sqlite(connection)
+
+
+def has_trigram_indexes(connection: BaseDatabaseWrapper) -> bool:
+    """pg_trgm's GIN indexes for LIKE '%…%', GIN indexes over expressions, and planner statistics worth gathering
+    after a bulk load (ANALYZE, `gin_clean_pending_list`)."""
+    return _postgresql(connection)
+
+
+def commit_without_flush_wait(connection: BaseDatabaseWrapper = default_connection) -> None:
+    """Let this transaction's COMMIT return before PostgreSQL flushes its WAL (`synchronous_commit = off`).
+
+    For the bookkeeping of every call (audit rows; the rate limiter's stored function does the same): the flush
+    (fsync) was the largest cost of a read-only MCP call. The commit is still atomic and visible at once to every
+    process; what a crash of the database server (not of a site process) can lose is the last 3 x wal_writer_delay
+    (600 ms by default) of such commits. SQLite in WAL mode with synchronous=NORMAL (settings.py) already commits
+    without a flush. Call it first inside `transaction.atomic()`.
+    """
+    if _postgresql(connection):
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def database_answers(connection: BaseDatabaseWrapper = default_connection) -> None:
+    """Raise unless the database answers a query (`SELECT 1`, no table involved): the health check."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def notify(channel: str, payload: str, connection: BaseDatabaseWrapper = default_connection) -> None:
+    """PostgreSQL's NOTIFY (`has_listen_notify`) of `payload` on `channel`, delivered when the transaction commits."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
+
+
+def nearest_rank_p95(histogram: QuerySet[Any, Any], connection: BaseDatabaseWrapper = default_connection) -> list[Any]:
+    """(group, count, failed count, nearest-rank 95th percentile of `d`) for each group of `histogram`, a query of
+    rows (grp, d, c, f): `c` rows of group `grp` had the value `d`, `f` of them failed.
+
+    Running sums over the histogram find the smallest `d` whose running count reaches ceil(0.95 n), in integer
+    arithmetic (cum * 20 >= n * 19): the same SQL on SQLite, which has no percentile aggregate, and PostgreSQL.
+    Raw SQL because Django cannot put a window over an aggregate of the same query; the histogram is the ORM's own.
+    """
+    inner, params = histogram.query.sql_with_params()
+    sql = f"""
+        SELECT grp, MAX(n), MAX(n_failed), MIN(d) FROM (
+            SELECT grp, d,
+                   SUM(c) OVER (PARTITION BY grp ORDER BY d) AS cum,
+                   SUM(c) OVER (PARTITION BY grp) AS n,
+                   SUM(f) OVER (PARTITION BY grp) AS n_failed
+            FROM ({inner}) histogram
+        ) ranked
+        WHERE cum * 20 >= n * 19
+        GROUP BY grp
+    """  # noqa: S608 (the ORM's SQL, its values bound)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
