@@ -4,7 +4,7 @@ Lock order (every write takes its locks in this order, so two writers never wait
 in a cycle): the reservation → the day's reservation-id counter → the seats (in seat order). A booking
 takes no lock on the show: the partial unique index refuses a seat sold twice.
 Passwords are hashed before any transaction opens, so locks are held for milliseconds, not for
-the argon2 computation.
+the argon2 computation, and on the process's hashing threads (mcpsite.hashers), one per core.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.contrib.auth.hashers import check_password, make_password
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -28,6 +27,7 @@ from mcpsite.core.db import has_stored_functions
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
 from mcpsite.core.limits import give_back, over_limit
 from mcpsite.core.text import trimmed
+from mcpsite.hashers import password_check, password_hash
 
 from . import sql
 from .models import (
@@ -274,7 +274,7 @@ def reservation_create(
     taken = _taken_labels(schedule=schedule, seats=seat_rows)
     if taken:
         raise _conflict(taken)
-    password_hash = make_password(password)
+    hashed = password_hash(password)
     # The seats again after the hash (tens of milliseconds): a layout may have changed, or a seat been sold,
     # meanwhile; a sold one is the conflict it is before anything is written.
     seats_read = _seats_for_booking(schedule=schedule, labels=labels)
@@ -289,7 +289,7 @@ def reservation_create(
     # one-at-a-time section, which every booking waits for.
     try:
         reservation = _reservation_write(
-            schedule=schedule, seats=seat_rows, customer_name=name, password_hash=password_hash, now=now
+            schedule=schedule, seats=seat_rows, customer_name=name, password_hash=hashed, now=now
         )
     except IntegrityError:
         # The partial unique index refused a seat another booking took after our check; nothing was written
@@ -339,7 +339,7 @@ def reservation_authenticate(*, reservation_id: str, password: str, api_key: Api
     throttle = _password_throttle(reservation_id=reservation.public_id, api_key=api_key)
     if not _take_attempt(throttle):
         raise RateLimited(data="Too many wrong passwords for this reservation; try again later")
-    if not check_password(password, reservation.password_hash):
+    if not password_check(password, reservation.password_hash):
         logger.info("Wrong password for reservation %s", reservation.public_id)
         raise Forbidden(data="Invalid reservation password")
     give_back(**throttle)

@@ -236,6 +236,9 @@ PASSWORD_HASHERS = [
     "mcpsite.hashers.OwaspArgon2PasswordHasher",
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
+# Reservation passwords are hashed and checked on this many threads per process (mcpsite/hashers.py): one per core
+# this process may run on, so the hashes never outnumber the cores that compute them.
+PASSWORD_HASH_THREADS = int(env_raw("PASSWORD_HASH_THREADS", len(os.sched_getaffinity(0))))
 
 LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE", "ja")
 LANGUAGES = [("ja", "日本語"), ("en", "English")]

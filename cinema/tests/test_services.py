@@ -91,7 +91,7 @@ def test_a_seat_sold_while_the_password_is_hashed_is_a_conflict_before_any_write
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    real_make_password = services.make_password
+    real_password_hash = services.password_hash
     rival = {"done": False}
 
     def hash_while_a_rival_books(password):
@@ -99,9 +99,9 @@ def test_a_seat_sold_while_the_password_is_hashed_is_a_conflict_before_any_write
             rival["done"] = True
             _book(seats=["A2"], password="rival-password")
             rival["queries"] = len(queries.captured_queries)
-        return real_make_password(password)
+        return real_password_hash(password)
 
-    monkeypatch.setattr(services, "make_password", hash_while_a_rival_books)
+    monkeypatch.setattr(services, "password_hash", hash_while_a_rival_books)
     with CaptureQueriesContext(connection) as queries, pytest.raises(Conflict) as info:
         _book(seats=["A1", "A2"])
     assert info.value.data["conflicted_seats"] == ["A2"]
