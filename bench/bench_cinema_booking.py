@@ -344,6 +344,9 @@ def main() -> None:
             f"(server + PostgreSQL + agents): {hash_cpu / per_booking:.2f}"
         )
     print("  double bookings: 0 (checked after every round); every booking confirmed")
+    if max(load_before[0], load_after[0]) > len(cpus) / 2:
+        print(f"  the machine was busy (load above {len(cpus) / 2:g} on {len(cpus)} cores): the scheduler shares its"
+              " cores per thread, so the rates compare shares of it; read the CPU ratio")  # fmt: skip
 
 
 if __name__ == "__main__":
