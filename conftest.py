@@ -313,7 +313,7 @@ _chromium = _Chromium()
 
 
 def _uses_browser(item) -> bool:
-    return "browser_page" in getattr(item, "fixturenames", ())
+    return bool({"browser_page", "apps_browser"} & set(getattr(item, "fixturenames", ())))
 
 
 def pytest_runtest_setup(item):
@@ -325,6 +325,15 @@ def pytest_runtest_setup(item):
 def chromium(live_server):
     """The run's Chromium (see _Chromium); stopped at the end of the session, before pytest-django's `live_server`
     (whose request threads share the in-memory SQLite test database) stops."""
+    yield _chromium
+    _chromium.stop()
+
+
+@pytest.fixture(scope="session")
+def apps_browser():
+    """The run's Chromium (see _Chromium) for tests against a live site of their own (mcpsite/tests/live.py), which
+    need no pytest-django `live_server`: the MCP Apps test host (mcpsite/tests/appshost.py). `.get()` the browser
+    in each test (a test without a browser in between stops it)."""
     yield _chromium
     _chromium.stop()
 
