@@ -4,24 +4,64 @@ srcdoc iframe under the CSP its resource declares.
 
 The first tests prove the host itself on a test-only view (apps_probe.py): the view initializes with the host's
 locale, receives the call's input and result, calls a tool through the host; hostile text written as HTML is caught
-(the control of the views' hostile-name tests); and the view's document cannot reach another origin.
+(the control of the views' hostile-name tests); and the view's document cannot reach another origin. Then each of
+the three views is driven as a person would, through the DOM hooks docs/mcp-apps.md lists, and checked in the
+site's database.
+
+The screenshots in docs/mcp-apps.md are these tests' (each view in Japanese and English). To regenerate them:
+
+    DOCS_IMAGES=docs/images .venv/bin/pytest mcpsite/tests/test_apps_browser.py -k screenshots
 """
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
+from playwright.sync_api import expect
 
 from .appshost import ELSEWHERE, AppsHost
 from .live import live_site
 
 pytestmark = [pytest.mark.slow]
 
+# A film, a product and a contact named to inject markup; each view must show the name as text.
 HOSTILE = '<img src=x onerror=console.error("XSS-img")><script>console.error("XSS-script")</script>'
+
+
+SETUP = """
+import datetime
+from django.utils import timezone
+from cinema.models import Movie, Schedule, Theater
+from cinema import services
+theater = services.theater_set_layout(
+    theater=Theater.objects.create(name="シアターA", rows=5, columns=8), rows=5, columns=8)
+day = timezone.localdate() + datetime.timedelta(days=1)
+for public_id, title in [("apps0", "スタームービー"), ("apps1", "スタームービー"), ("apps2", "スタームービー"),
+                         ("hostile0", {hostile!r})]:
+    movie = Movie.objects.create(title=title, rating=4.5, duration=120)
+    Schedule.objects.create(movie=movie, theater=theater, public_id=public_id, date=day, start_time=datetime.time(18))
+"""
+BOOKED = """
+import json
+from cinema.models import Reservation
+print(json.dumps([
+    [r.schedule.public_id, sorted(r.seats.filter(active=True).values_list("seat__label", flat=True))]
+    for r in Reservation.objects.order_by("pk")
+]))
+"""
+SELL = """
+from cinema import services
+services.reservation_create(schedule_id={show!r}, seats={seats!r}, password="other-person")
+"""
 
 
 @pytest.fixture(scope="module")
 def site(live_template, tmp_path_factory):
     with live_site(live_template, tmp_path_factory.mktemp("apps-browser")) as site:
+        site.shell(SETUP.format(hostile=HOSTILE))
         site.start_server(MCPSITE_TEST_APPS_PROBE="1", MCP_AUDIT_FLUSH_SECONDS="0")
         yield site
 
@@ -44,7 +84,8 @@ def host_for(site, apps_browser):
 def injected(host: AppsHost) -> list[str]:
     """Elements of the view made from hostile text, and any script it ran."""
     found = host.view_frame().evaluate(
-        "[...document.querySelectorAll('img, script:not(:first-of-type), [onerror]')].map((e) => e.outerHTML)"
+        """[...document.querySelectorAll('img, [onerror], script')]
+            .filter((e) => e.tagName !== 'SCRIPT' || e.textContent.includes('XSS')).map((e) => e.outerHTML)"""
     )
     ran = [line for line in host.console if "XSS" in line]
     return found + ran + host.dialogs
@@ -105,3 +146,56 @@ def test_the_view_cannot_reach_another_origin(host_for):
     assert host.elsewhere == []
     assert host.page.evaluate("(url) => fetch(url).then((r) => r.text())", f"{ELSEWHERE}/control") == "x"
     assert host.elsewhere == [f"{ELSEWHERE}/control"]
+
+
+def shoot(host: AppsHost, tmp_path, name: str) -> None:
+    """The view's iframe as the person sees it, saved as `name` (and into DOCS_IMAGES when set)."""
+    host.page.wait_for_timeout(300)  # the size-changed round trip settles the iframe's height
+    path = tmp_path / name
+    host.page.locator("#view").screenshot(path=str(path))
+    if images := os.environ.get("DOCS_IMAGES"):
+        (Path(images) / name).write_bytes(path.read_bytes())
+
+
+def booked(site) -> list[list]:
+    return json.loads(site.shell(BOOKED))
+
+
+def test_seat_picker_books_two_seats_with_the_password_typed_in_the_view(site, host_for):
+    host = host_for()
+    host.open("get_seat_availability", {"schedule_id": "apps0"})
+    view = host.view
+    expect(view.locator("body")).to_have_attribute("data-state", "ready")
+    view.get_by_test_id("seat-B3").click()
+    view.get_by_test_id("seat-B4").click()
+    view.get_by_test_id("reservation-password").fill("secret12")
+    view.get_by_test_id("book").click()
+    expect(view.locator("body")).to_have_attribute("data-state", "booked", timeout=20_000)
+    expect(view.get_by_test_id("seat-B3")).to_have_attribute("data-status", "reserved")
+    assert ["apps0", ["B3", "B4"]] in booked(site)
+    assert host.errors == []
+
+
+def test_seat_picker_shows_the_409_of_a_seat_sold_meanwhile_and_refreshes(site, host_for):
+    host = host_for("en-US")
+    host.open("get_seat_availability", {"schedule_id": "apps1"})
+    view = host.view
+    expect(view.locator("body")).to_have_attribute("data-state", "ready")
+    view.get_by_test_id("seat-C5").click()
+    view.get_by_test_id("seat-C6").click()
+    site.shell(SELL.format(show="apps1", seats=["C6"]))  # someone else, between render and click
+    view.get_by_test_id("reservation-password").fill("secret12")
+    view.get_by_test_id("book").click()
+    expect(view.locator("body")).to_have_attribute("data-state", "conflict", timeout=20_000)
+    expect(view.get_by_test_id("error")).to_contain_text("C6")
+    expect(view.get_by_test_id("seat-C6")).to_have_attribute("data-status", "reserved")  # the map was refreshed
+    expect(view.get_by_test_id("seat-C5")).to_have_attribute("data-status", "available")  # nothing half-booked
+    assert [show for show, _seats in booked(site)].count("apps1") == 1
+
+
+def test_seat_picker_shows_a_hostile_film_title_as_text(host_for):
+    host = host_for()
+    host.open("get_seat_availability", {"schedule_id": "hostile0"})
+    expect(host.view.get_by_test_id("show-title")).to_have_text(HOSTILE)
+    assert injected(host) == []
+    assert [line for line in host.console if line.startswith("error")] == []
