@@ -39,10 +39,11 @@ from cinema import services
 theater = services.theater_set_layout(
     theater=Theater.objects.create(name="シアターA", rows=5, columns=8), rows=5, columns=8)
 day = timezone.localdate() + datetime.timedelta(days=1)
-for public_id, title in [("apps0", "スタームービー"), ("apps1", "スタームービー"), ("apps2", "スタームービー"),
-                         ("hostile0", {hostile!r})]:
+for hour, (public_id, title) in enumerate([("apps0", "スタームービー"), ("apps1", "スタームービー"),
+                                          ("apps2", "スタームービー"), ("hostile0", {hostile!r})]):
     movie = Movie.objects.create(title=title, rating=4.5, duration=120)
-    Schedule.objects.create(movie=movie, theater=theater, public_id=public_id, date=day, start_time=datetime.time(18))
+    Schedule.objects.create(movie=movie, theater=theater, public_id=public_id, date=day,
+                            start_time=datetime.time(9 + 3 * hour))
 """
 BOOKED = """
 import json
