@@ -37,13 +37,25 @@ from django.utils import timezone
 from cinema.models import Movie, Schedule, Theater
 from cinema import services
 theater = services.theater_set_layout(
-    theater=Theater.objects.create(name="シアターA", rows=5, columns=8), rows=5, columns=8)
+    theater=Theater.objects.create(name="シアターA", rows=5, columns=8), rows=5, columns=8, blocked={{"E1", "E8"}})
 day = timezone.localdate() + datetime.timedelta(days=1)
 for hour, (public_id, title) in enumerate([("apps0", "スタームービー"), ("apps1", "スタームービー"),
                                           ("apps2", "スタームービー"), ("hostile0", {hostile!r})]):
     movie = Movie.objects.create(title=title, rating=4.5, duration=120)
     Schedule.objects.create(movie=movie, theater=theater, public_id=public_id, date=day,
                             start_time=datetime.time(9 + 3 * hour))
+services.reservation_create(schedule_id="apps2", seats=["C4", "C5", "D4"], password="somebody")
+import json
+from django.contrib.auth import get_user_model
+from merchant.models import Product
+from reminders.models import Contact
+owner = get_user_model().objects.get(username="interop")
+Contact.objects.create(owner=owner, name="山田花子", email="hanako@example.com")
+Contact.objects.create(owner=owner, name={hostile!r}, email="hostile@example.com")
+products = [Product.objects.create(sku=sku, name=name, price_cents=cents, inventory_count=stock)
+            for sku, name, cents, stock in [("TEA-1", "抹茶ラテ", 198000, 50), ("MUG-2", "マグカップ", 120000, 1),
+                                            ("BAD-3", {hostile!r}, 50000, 9)]]
+print(json.dumps([p.pk for p in products]))
 """
 BOOKED = """
 import json
@@ -62,7 +74,7 @@ services.reservation_create(schedule_id={show!r}, seats={seats!r}, password="oth
 @pytest.fixture(scope="module")
 def site(live_template, tmp_path_factory):
     with live_site(live_template, tmp_path_factory.mktemp("apps-browser")) as site:
-        site.shell(SETUP.format(hostile=HOSTILE))
+        site.products = json.loads(site.shell(SETUP.format(hostile=HOSTILE)))
         site.start_server(MCPSITE_TEST_APPS_PROBE="1", MCP_AUDIT_FLUSH_SECONDS="0")
         yield site
 
@@ -200,3 +212,99 @@ def test_seat_picker_shows_a_hostile_film_title_as_text(host_for):
     expect(host.view.get_by_test_id("show-title")).to_have_text(HOSTILE)
     assert injected(host) == []
     assert [line for line in host.console if line.startswith("error")] == []
+
+
+def cart_arguments(items: list[tuple[int, int]], agent_prices: dict[int, int] | None = None) -> dict:
+    """build_cart_mandates' arguments: (product id, quantity) lines, and the agent's own idea of the prices."""
+    prices = agent_prices or {}
+    return {
+        "cart_plan": {"items": [{"product_id": pk, "quantity": quantity} for pk, quantity in items]},
+        "products": [{"id": pk, "price_jpy": prices.get(pk, 0)} for pk, _quantity in items],
+    }
+
+
+def test_cart_review_shows_the_database_price_not_the_agents(site, host_for):
+    tea, _mug, _bad = site.products
+    host = host_for()
+    host.open("build_cart_mandates", cart_arguments([(tea, 2)], agent_prices={tea: 1}))
+    view = host.view
+    expect(view.locator("body")).to_have_attribute("data-state", "ready")
+    line = view.get_by_test_id("cart-line")
+    expect(line).to_have_count(1)
+    expect(line).to_have_attribute("data-product-id", str(tea))
+    expect(line.get_by_test_id("line-unit-price")).to_have_attribute("data-value", "1980")
+    expect(line.get_by_test_id("line-total")).to_have_attribute("data-value", "3960")
+    expect(line.get_by_test_id("line-warning")).to_contain_text("1980")  # the agent's ¥1 was ignored
+    expect(view.get_by_test_id("subtotal")).to_have_attribute("data-value", "3960")
+
+
+def test_cart_review_shows_a_hostile_product_name_as_text_and_stock_per_line(site, host_for):
+    _tea, mug, bad = site.products
+    host = host_for()
+    host.open("build_cart_mandates", cart_arguments([(bad, 1), (mug, 3)]))
+    view = host.view
+    expect(view.locator("body")).not_to_have_attribute("data-state", "waiting")
+    problem = view.get_by_test_id("stock-problem")
+    expect(problem).to_have_attribute("data-product-id", str(mug))
+    expect(problem).to_have_attribute("data-available", "1")
+    host.open("build_cart_mandates", cart_arguments([(bad, 1)]))
+    expect(host.view.get_by_test_id("line-name")).to_have_text(HOSTILE)
+    assert injected(host) == []
+    assert [line for line in host.console if line.startswith("error")] == []
+
+
+def messages(site, text: str) -> int:
+    return site.count("reminders_message", text=text)
+
+
+def test_message_card_cancel_sends_nothing(site, host_for):
+    host = host_for()
+    host.open("message.send", {"to": "山田花子", "text": "card cancel"})
+    view = host.view
+    expect(view.get_by_test_id("recipient")).to_have_text("山田花子")
+    expect(view.get_by_test_id("message-text")).to_have_text("card cancel")
+    view.get_by_test_id("cancel").click()
+    expect(view.locator("body")).to_have_attribute("data-state", "cancelled")
+    host.page.wait_for_timeout(500)  # a call the view should not have made would have landed by now
+    assert messages(site, "card cancel") == 0
+
+
+def test_message_card_send_sends_once_even_when_clicked_twice(site, host_for):
+    host = host_for("en-US")
+    host.open("message.send", {"to": "山田花子", "text": "card send"})
+    view = host.view
+    assert messages(site, "card send") == 0  # the card is showing: nothing is sent yet
+    view.get_by_test_id("send").dblclick()
+    expect(view.locator("body")).to_have_attribute("data-state", "sent", timeout=20_000)
+    expect(view.get_by_test_id("card-status")).to_contain_text("msg_")
+    host.page.wait_for_timeout(500)
+    assert messages(site, "card send") == 1
+
+
+def test_message_card_shows_a_hostile_contact_name_as_text(site, host_for):
+    host = host_for()
+    host.open("message.send", {"to": HOSTILE, "text": "hostile"})
+    expect(host.view.get_by_test_id("recipient")).to_have_text(HOSTILE)
+    assert injected(host) == []
+    assert [line for line in host.console if line.startswith("error")] == []
+    assert messages(site, "hostile") == 0
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_screenshots_of_the_three_views(site, host_for, tmp_path, lang):
+    """docs/images/mcp-apps-<view>-<lang>.png: each view as a host shows it, in the host's language."""
+    host = host_for("ja-JP" if lang == "ja" else "en-US")
+    host.open("get_seat_availability", {"schedule_id": "apps2"})
+    view = host.view
+    expect(view.locator("body")).to_have_attribute("data-state", "ready")
+    view.get_by_test_id("seat-B4").click()
+    view.get_by_test_id("seat-B5").click()
+    shoot(host, tmp_path, f"mcp-apps-seat-picker-{lang}.png")
+    tea, mug, _bad = site.products
+    host.open("build_cart_mandates", cart_arguments([(tea, 2), (mug, 1)], agent_prices={tea: 1}))
+    expect(host.view.locator("body")).to_have_attribute("data-state", "ready")
+    shoot(host, tmp_path, f"mcp-apps-cart-review-{lang}.png")
+    host.open("message.send", {"to": "山田花子", "text": "明日18時の回、B4とB5を取りました。"})
+    expect(host.view.get_by_test_id("send")).to_be_visible()
+    shoot(host, tmp_path, f"mcp-apps-message-card-{lang}.png")
+    print(f"screenshots: {tmp_path}")
