@@ -131,11 +131,18 @@ def test_hostile_text_is_caught_when_a_view_writes_it_as_html(host_for, unsafe):
         assert injected(host) == []
 
 
-def test_the_view_cannot_reach_another_origin(host_for):
-    """The sandbox's CSP (no domains declared): fetch, image, script, style and frame requests from the view to
-    another origin are blocked before they are made; the same fetch from the host page (the control) arrives."""
+@pytest.mark.parametrize(
+    "tool, arguments",
+    [("test_ui_probe", {"text": "csp"}), ("get_seat_availability", {"schedule_id": "apps2"})],
+    ids=["probe", "seat-picker"],
+)
+def test_the_view_cannot_reach_another_origin(host_for, tool, arguments):
+    """The sandbox's CSP (the view declares no domain): fetch, image, script, style and frame requests from the
+    view to another origin are blocked before they are made; the same fetch from the host page (the control)
+    arrives."""
     host = host_for()
-    host.open("test_ui_probe", {"text": "csp"})
+    opened = host.open(tool, arguments)
+    assert opened["csp"] and not any(opened["csp"].values())  # declared, and empty
     assert "connect-src 'none'" in host.csp_served[-1]
     violations = host.view_frame().evaluate(
         """async (elsewhere) => {
