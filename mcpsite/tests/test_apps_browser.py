@@ -194,6 +194,9 @@ def test_seat_picker_books_two_seats_with_the_password_typed_in_the_view(site, h
     expect(view.get_by_test_id("seat-B3")).to_have_attribute("data-status", "reserved")
     assert ["apps0", ["B3", "B4"]] in booked(site)
     assert host.errors == []
+    # The password went from the field into reserve_seats only: nothing the view told the host (for the model) has it.
+    told = host.page.evaluate("JSON.stringify(window.appsHost.events)")
+    assert host.events("model-context") and "secret12" not in told
 
 
 def test_seat_picker_shows_the_409_of_a_seat_sold_meanwhile_and_refreshes(site, host_for):
