@@ -8,7 +8,8 @@ client plus ext-apps' `AppBridge`, both pinned in scripts/node-tools), bundled h
 - `ELSEWHERE`, another origin that only counts the requests reaching it (the CSP tests).
 
 `host.open(tool, arguments)` calls the tool and renders its view; `host.view` locates inside the view's document.
-Console messages, page errors and dialogs of every frame are kept (`console`, `errors`, `dialogs`).
+Console messages, page errors and dialogs of every frame are kept (`console`, `errors`, `dialogs`), and the name of
+every tool the client called on the server (`called`: the host's own call, then the view's through AppBridge).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class AppsHost:
         self.dialogs: list[str] = []
         self.elsewhere: list[str] = []
         self.csp_served: list[str] = []
+        self.called: list[str] = []
         config = {"mcpUrl": f"{server_url}/mcp", "key": key, "sandboxUrl": f"{SANDBOX_ORIGIN}/sandbox.html",
                   "locale": locale}  # fmt: skip
         self._index = (
@@ -106,12 +108,19 @@ class AppsHost:
         page.on("console", lambda message: self.console.append(f"{message.type}: {message.text}"))
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("dialog", self._dialog)
+        page.on("request", self._request)
         page.goto(f"{server_url}{HOST_PATH}")
         page.wait_for_function("window.appsHost !== undefined")
 
     def _dialog(self, dialog) -> None:
         self.dialogs.append(dialog.message)
         dialog.dismiss()
+
+    def _request(self, request) -> None:
+        if request.method == "POST" and request.url == f"{self.server_url}/mcp":
+            message = request.post_data_json
+            if isinstance(message, dict) and message.get("method") == "tools/call":
+                self.called.append(message["params"]["name"])
 
     def _serve_host(self, route) -> None:
         path = urlsplit(route.request.url).path

@@ -216,6 +216,25 @@ def test_seat_picker_shows_the_409_of_a_seat_sold_meanwhile_and_refreshes(site, 
     assert [show for show, _seats in booked(site)].count("apps1") == 1
 
 
+def test_seat_picker_by_keyboard(host_for):
+    """One tab stop into the grid; arrows move between seats (skipping none), Enter and Space toggle a seat; the
+    seats are labelled for screen readers."""
+    host = host_for("en-US")
+    host.open("get_seat_availability", {"schedule_id": "apps2"})
+    view = host.view
+    expect(view.locator("body")).to_have_attribute("data-state", "ready")
+    view.get_by_test_id("seat-A1").focus()
+    host.page.keyboard.press("ArrowRight")
+    host.page.keyboard.press("Enter")
+    host.page.keyboard.press("ArrowDown")
+    host.page.keyboard.press("Space")
+    expect(view.get_by_test_id("seat-A2")).to_have_attribute("aria-pressed", "true")
+    expect(view.get_by_test_id("seat-B2")).to_have_attribute("aria-pressed", "true")
+    expect(view.get_by_test_id("selection")).to_contain_text("A2, B2")
+    expect(view.get_by_test_id("seat-C4")).to_have_attribute("aria-label", "Seat C4, Reserved")
+    assert view.locator(".grid .seat[tabindex='0']").count() == 1
+
+
 def test_seat_picker_shows_a_hostile_film_title_as_text(host_for):
     host = host_for()
     host.open("get_seat_availability", {"schedule_id": "hostile0"})
@@ -276,6 +295,7 @@ def test_message_card_cancel_sends_nothing(site, host_for):
     view.get_by_test_id("cancel").click()
     expect(view.locator("body")).to_have_attribute("data-state", "cancelled")
     host.page.wait_for_timeout(500)  # a call the view should not have made would have landed by now
+    assert host.called == ["message.send"]  # the host's call only: the view called nothing
     assert messages(site, "card cancel") == 0
 
 
@@ -288,6 +308,7 @@ def test_message_card_send_sends_once_even_when_clicked_twice(site, host_for):
     expect(view.locator("body")).to_have_attribute("data-state", "sent", timeout=20_000)
     expect(view.get_by_test_id("card-status")).to_contain_text("msg_")
     host.page.wait_for_timeout(500)
+    assert host.called == ["message.send", "message.confirm_send"]  # one call from the view, not two
     assert messages(site, "card send") == 1
 
 
