@@ -23,6 +23,15 @@ const config = window.APPS_HOST_CONFIG; // {mcpUrl, key, sandboxUrl, locale}
 const events = [];
 const note = (event, detail = {}) => events.push({ event, ...detail });
 
+// `promise`, or an error naming `what` after 30 s (a view that never answers must fail the test, not hang it).
+function within(promise, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within 30 s`)), 30_000);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 async function connect() {
   const client = new Client(HOST_INFO, {
     versionNegotiation: { mode: 'auto' },
@@ -114,14 +123,14 @@ async function open(name, args = {}) {
   const result = await client.callTool({ name, arguments: args });
   note('tool-result', { name, result });
   const view = await readView(client, uri);
-  const outer = await sandboxProxy(document.getElementById('host'), view.csp);
+  const outer = await within(sandboxProxy(document.getElementById('host'), view.csp), 'the sandbox proxy');
   const bridge = bridgeFor(client, outer);
   const initialized = new Promise((resolve) => {
     bridge.oninitialized = resolve;
   });
   await bridge.connect(new PostMessageTransport(outer.contentWindow, outer.contentWindow));
   await bridge.sendSandboxResourceReady({ html: view.html, sandbox: 'allow-scripts allow-forms' });
-  await initialized;
+  await within(initialized, 'the view (ui/initialize)');
   note('initialized', { app: bridge.getAppVersion() ?? null });
   await bridge.sendToolInput({ arguments: args });
   await bridge.sendToolResult(result);
