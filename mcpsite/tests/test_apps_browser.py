@@ -110,10 +110,10 @@ def test_the_host_renders_a_view_and_proxies_its_tool_calls(host_for):
     assert opened["uri"] == "ui://mcpsite-test/probe.html"
     assert opened["result"]["structuredContent"] == {"echo": "映画"}
     view = host.view
-    assert view.locator("#locale").inner_text() == "en-US"
-    assert view.locator("#result").inner_text() == "映画"
+    expect(view.locator("#locale")).to_have_text("en-US")
+    expect(view.locator("#result")).to_have_text("映画")
     view.locator("#call").click()
-    assert view.locator("#called").inner_text(timeout=10_000) == "viewview"  # tools/call through AppBridge
+    expect(view.locator("#called")).to_have_text("viewview", timeout=15_000)  # tools/call through AppBridge
     assert host.events("initialized")[0]["app"] == {"name": "probe", "version": "1.0.0"}
     assert host.errors == []
 
@@ -124,10 +124,10 @@ def test_hostile_text_is_caught_when_a_view_writes_it_as_html(host_for, unsafe):
     host.open("test_ui_probe", {"text": HOSTILE, "unsafe": unsafe})
     result = host.view.locator("#result")
     if unsafe:
-        host.page.wait_for_timeout(500)  # the injected image's error handler runs
+        expect(result.locator("img")).to_have_count(1)
         assert injected(host)
     else:
-        assert result.inner_text() == HOSTILE
+        expect(result).to_have_text(HOSTILE)
         assert injected(host) == []
 
 
