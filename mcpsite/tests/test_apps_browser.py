@@ -133,14 +133,21 @@ def test_hostile_text_is_caught_when_a_view_writes_it_as_html(host_for, unsafe):
 
 @pytest.mark.parametrize(
     "tool, arguments",
-    [("test_ui_probe", {"text": "csp"}), ("get_seat_availability", {"schedule_id": "apps2"})],
-    ids=["probe", "seat-picker"],
+    [
+        ("test_ui_probe", {"text": "csp"}),
+        ("get_seat_availability", {"schedule_id": "apps2"}),
+        ("build_cart_mandates", "cart"),
+        ("message.send", {"to": "山田花子", "text": "csp"}),
+    ],
+    ids=["probe", "seat-picker", "cart-review", "message-card"],
 )
-def test_the_view_cannot_reach_another_origin(host_for, tool, arguments):
+def test_the_view_cannot_reach_another_origin(site, host_for, tool, arguments):
     """The sandbox's CSP (the view declares no domain): fetch, image, script, style and frame requests from the
     view to another origin are blocked before they are made; the same fetch from the host page (the control)
     arrives."""
     host = host_for()
+    if arguments == "cart":
+        arguments = cart_arguments([(site.products[0], 1)])
     opened = host.open(tool, arguments)
     assert opened["csp"] and not any(opened["csp"].values())  # declared, and empty
     assert "connect-src 'none'" in host.csp_served[-1]
