@@ -65,11 +65,11 @@ def new_request_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
-def call_context(*, transport: str, api_key=None) -> CallContext:
-    """The context of one request from `transport`: a new request id, the key and the key's owner."""
-    return CallContext(
-        transport=transport, request_id=new_request_id(), api_key=api_key, owner=api_key.owner if api_key else None
-    )
+def call_context(*, transport: str, api_key=None, protocol: str = "") -> CallContext:
+    """The context of one request from `transport` (of MCP revision `protocol`): a new request id, the key and the
+    key's owner."""
+    owner = api_key.owner if api_key else None
+    return CallContext(transport, new_request_id(), api_key=api_key, owner=owner, protocol=protocol)
 
 
 def visible_groups(ctx: CallContext, groups: Iterable[str] | None) -> list[str]:

@@ -44,8 +44,13 @@ from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data, progr
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
     DEFAULT_NEGOTIATED_VERSION,
     LOG_LEVEL_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+    CallToolResult,
     ErrorData,
     JSONRPCError,
     JSONRPCRequest,
@@ -53,6 +58,7 @@ from mcp_types import (
     RequestId,
     jsonrpc_message_adapter,
 )
+from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
@@ -63,11 +69,12 @@ from mcpsite.core.errors import ApplicationError, ParseError, RateLimited, Servi
 from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
 from mcpsite.core.scopes import ServerInfo
+from mcpsite.tracing import enabled as tracing_enabled
 
 from . import dispatch, jsonrpc, registry
 from .auth import api_key_from_scope, bearer_challenge, endpoint_scope_denied
 from .registry import CallContext, tool_groups
-from .server import build_server
+from .server import build_server, tool_call_result
 from .wire import as_jsonrpc, http_status
 
 logger = logging.getLogger("mcpsite.mcp")
@@ -357,6 +364,39 @@ def _declares_param_headers(schema: Any) -> bool:
     return cached[1]
 
 
+# What a plain call's params may hold: the tool, its arguments and, on 2026-07-28, the per-request envelope.
+_PLAIN_PARAMS = frozenset({"name", "arguments", "_meta"})
+_ENVELOPE_META = frozenset({PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY})
+
+
+def _plain_call(message: JSONRPCRequest, client_capabilities: Any, *, modern: bool) -> tuple[str, dict] | None:
+    """(tool name, arguments) of a `tools/call` the SDK's request kernel would hand to our handler as it is and
+    answer with nothing of its own but the result's shape; None for anything else, which the kernel answers.
+
+    Plain: the params name one of our tools and bring an arguments object; `_meta` is absent (2025-11-25) or the
+    per-request envelope alone (2026-07-28: no progress token, no log level, no trace context); no `requestState`
+    or `inputResponses` (the SDK's boundary seals and checks those); the client declared no capability, so the
+    default `Interaction` answers every question a tool may ask as the SDK's would (nothing to confirm or sample
+    with, no progress or log to send, never cancelled); and the tool asks for no confirmation, needs no client
+    capability and waits on no upstream (closing its stream cancels it on the SDK's path)."""
+    params = message.params
+    if not isinstance(params, dict) or not params.keys() <= _PLAIN_PARAMS:
+        return None
+    meta = params.get("_meta")
+    if modern:
+        if not isinstance(meta, dict) or not meta.keys() <= _ENVELOPE_META:
+            return None
+    elif "_meta" in params:
+        return None
+    if client_capabilities not in (None, {}):  # the envelope's raw value (2026-07-28); None: no handshake state
+        return None
+    name, arguments = params.get("name"), params.get("arguments", {})
+    spec = registry.get(name) if isinstance(name, str) else None
+    if spec is None or spec.upstream or spec.confirm or spec.client_capabilities or not isinstance(arguments, dict):
+        return None
+    return spec.name, arguments
+
+
 class McpHttpApp:
     def __init__(self, info: ServerInfo | None = None) -> None:
         """`info`: the serverInfo this app's endpoints state (the site's by default)."""
@@ -386,6 +426,10 @@ class McpHttpApp:
         self.direct_tools_call = self.manager.stateless and self.manager.json_response
         # Likewise a 2026-07-28 `tools/call` that cannot notify: the SDK's SSE mode would answer it as JSON anyway.
         self.direct_modern_call = True
+        # Of those, a plain call (`_plain_call`) goes straight to the dispatcher and is answered with the kernel's
+        # result shape (the kernel's validation, middleware and serialisation were a third of a call's CPU,
+        # bench/bench_serving.py). Not while tracing: the kernel's middleware makes the call's MCP span.
+        self.plain_calls = not tracing_enabled()
         self.listen_streams = ListenStreams()
         self.key_sessions = KeySessions(settings.MCP_SESSION_IDLE_TIMEOUT)
         self.lifespan_state: Any = None
@@ -474,11 +518,15 @@ class McpHttpApp:
             progress_token=progress_token_from_params(message.params),
         )
         connection = Connection.from_envelope(version, None, None)
+        plain = _plain_call(message, None, modern=False) if self.plain_calls else None
         try:
-            result = await serve_one(
-                self.server, context, message.method, message.params,
-                connection=connection, lifespan_state=self.lifespan_state,
-            )  # fmt: skip
+            if plain is not None:
+                result = await self._plain_result(scope, version, *plain)
+            else:
+                result = await serve_one(
+                    self.server, context, message.method, message.params,
+                    connection=connection, lifespan_state=self.lifespan_state,
+                )  # fmt: skip
             reply: JSONRPCResponse | JSONRPCError = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
         except Exception as exc:
             error = handler_exception_to_error_data(exc)
@@ -504,13 +552,17 @@ class McpHttpApp:
             message_metadata=ServerMessageMetadata(request_context=request),
         )
         connection = Connection.from_envelope(route.protocol_version, route.client_info, route.client_capabilities)
+        plain = _plain_call(message, route.client_capabilities, modern=True) if self.plain_calls else None
         reply: JSONRPCResponse | JSONRPCError
         status = 200
         try:
-            result = await serve_one(
-                self.server, context, message.method, message.params,
-                connection=connection, lifespan_state=self.lifespan_state,
-            )  # fmt: skip
+            if plain is not None:
+                result = await self._plain_result(scope, route.protocol_version, *plain, modern=True)
+            else:
+                result = await serve_one(
+                    self.server, context, message.method, message.params,
+                    connection=connection, lifespan_state=self.lifespan_state,
+                )  # fmt: skip
             reply = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
         except Exception as exc:
             reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=modern_error_data(exc))
@@ -518,6 +570,26 @@ class McpHttpApp:
         # The SDK's JSON, in UTF-8 rather than \u-escaped (Japanese results are a third of the bytes).
         body = reply.model_dump_json(by_alias=True, exclude_none=True)
         await Response(body, status_code=status, media_type="application/json")(scope, receive, send)
+
+    async def _plain_result(
+        self, scope, version: str, name: str, arguments: dict, *, modern: bool = False
+    ) -> dict[str, Any]:
+        """The result the SDK's kernel gives a plain call (`_plain_call`) at `version`: our handler's answer
+        (server.tool_call_result, as `on_call_tool` gives it) in the shape the kernel's serialisation writes, with
+        2026-07-28's `resultType` and `serverInfo` stamp. Raises as the handler does (MCPError)."""
+        call_ctx = dispatch.call_context(transport="http", api_key=scope.get(SCOPE_KEY), protocol=version)
+        call = dispatch.acall_tool(call_ctx, name, arguments, scope.get(SCOPE_GROUPS))
+        result = await tool_call_result(call, registry.get(name), result_type="complete" if modern else None)
+        if isinstance(result, CallToolResult):  # content blocks: the SDK's own serialisation
+            dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            result = serialize_server_result("tools/call", version, dumped)
+        elif not isinstance(result, dict):  # a question: only the SDK's boundary may seal its state
+            raise RuntimeError("A plain tools/call answered input_required")
+        if modern:  # the SDK's stamp: on a `_meta` that has none (an explicit null counts as none)
+            meta = result.get("_meta")
+            if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
+                result["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        return result
 
     async def _count_request(self, body: bytes, send, api_key) -> bool:
         """Count this request against the key's rate, so `initialize`, pings, notifications and stream GETs are

@@ -60,18 +60,48 @@ def _tool(spec: ToolSpec, *, apps: bool = False) -> types.Tool:
     )
 
 
-def _result(payload: Any, *, is_error: bool) -> types.CallToolResult:
-    """Both copies of one answer from one plain-JSON payload (`to_jsonable`'s output, as the dispatcher returns
-    results): `structuredContent` for programs and a compact UTF-8 text copy for the model (the SDK's default copy
-    is indented and \\u-escaped). The copies cannot disagree: the text is the structured value, dumped."""
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=dumps(payload))], structured_content=payload, is_error=is_error
-    )
+def result_fields(payload: Any, *, is_error: bool, result_type: str | None = None) -> dict[str, Any]:
+    """A tool's answer as a `CallToolResult`'s wire fields, from one plain-JSON payload (`to_jsonable`'s output, as
+    the dispatcher returns results): `structuredContent` for programs and a compact UTF-8 text copy for the model
+    (the SDK's default copy is indented and \\u-escaped). The copies cannot disagree: the text is the structured
+    value, dumped. Keys in the order the SDK's result serialisation writes them; `result_type` ("complete") where
+    the revision's results carry one (2026-07-28) and the SDK's serialisation does not run (http.py's plain
+    calls)."""
+    fields: dict[str, Any] = {"content": [{"text": dumps(payload), "type": "text"}], "isError": is_error}
+    if result_type is not None:
+        fields["resultType"] = result_type
+    fields["structuredContent"] = payload
+    return fields
 
 
-def tool_error_result(error: ApplicationError) -> types.CallToolResult:
-    """A tool failure as MCP wants it: isError, the error as text, the same object structured."""
-    return _result(to_jsonable(as_jsonrpc(error)), is_error=True)
+async def tool_call_result(
+    call: Awaitable[dispatch.ToolResult], spec: ToolSpec | None, *, result_type: str | None = None
+) -> dict[str, Any] | types.CallToolResult | types.InputRequiredResult:
+    """The result of one `tools/call` of `spec` running as `call` (dispatch.acall_tool): the wire fields of a plain
+    answer, the model of an answer in content blocks, of a confirmation card or of a question (`input_required`);
+    MCPError for the failures MCP answers as protocol errors (an unknown tool, the key's rate, a revoked key).
+    `result_type` as in `result_fields`."""
+    try:
+        result = await call
+    except ConfirmInView as asked:  # an MCP Apps client: the person answers on the tool's card
+        assert spec is not None
+        return calls.card_result(spec, asked)
+    except InputRequired as asked:
+        return calls.input_required_result(asked)
+    except UnknownTool as exc:
+        # MCP: an unknown tool is a protocol error (-32602), not a tool result.
+        raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
+    except (RateLimited, Unauthorized) as exc:
+        raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
+    except ApplicationError as exc:  # a tool failure as MCP wants it: isError, the error as text and structured
+        return result_fields(to_jsonable(as_jsonrpc(exc)), is_error=True, result_type=result_type)
+    if result.content is not None:
+        answer = {"content": list(result.content.blocks), "structuredContent": result.content.structured}
+        return types.CallToolResult.model_validate(to_jsonable(answer))
+    fields = result_fields(result.data, is_error=result.is_error, result_type=result_type)
+    if result.meta is not None:  # for the tool's view (MCP Apps)
+        fields["_meta"] = result.meta
+    return fields
 
 
 def tool_input_schema(name: str) -> dict[str, Any] | None:
@@ -127,26 +157,9 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
         call_ctx = calls.with_card(call_ctx, spec, params.name, params.arguments)
-        try:
-            call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
-            result = await calls.run_cancellable(call, interaction)
-        except ConfirmInView as asked:  # an MCP Apps client: the person answers on the tool's card
-            assert spec is not None
-            return calls.card_result(spec, asked)
-        except InputRequired as asked:
-            return calls.input_required_result(asked)
-        except UnknownTool as exc:
-            # MCP: an unknown tool is a protocol error (-32602), not a tool result.
-            raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
-        except (RateLimited, Unauthorized) as exc:
-            raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
-        except ApplicationError as exc:
-            return tool_error_result(exc)
-        if result.content is not None:
-            answer = {"content": list(result.content.blocks), "structuredContent": result.content.structured}
-            return types.CallToolResult.model_validate(to_jsonable(answer))
-        plain = _result(result.data, is_error=result.is_error)
-        return plain.model_copy(update={"meta": result.meta}) if result.meta is not None else plain
+        call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
+        result = await tool_call_result(calls.run_cancellable(call, interaction), spec)
+        return types.CallToolResult.model_validate(result) if isinstance(result, dict) else result
 
     async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         # Tools log to the server's own log; accepting the level keeps clients that set it working.

@@ -208,6 +208,8 @@ ANSWER_CASES = [
     (_call(8, "test_conflict", {}), ()),
     (_call(9, "test_throttled", {}), ()),
     (_call(10, "test_inband", {}), ()),
+    (_call(14, "test_values", {}), ()),
+    (_call(15, "test_blocks", {}), ()),
     (_call(11, "test_echo", {"text": "x"}, _meta={"progressToken": "p1"}), ()),
     ({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"arguments": {}}}, ()),
     ({"jsonrpc": "2.0", "id": 13, "method": "tools/call"}, ()),
@@ -245,6 +247,43 @@ async def test_direct_tools_call_answers_exactly_as_the_sdk(make_api_key, monkey
     assert json.loads(direct[0][2])["result"]["structuredContent"] == {"echo": "x", "transport": "http"}
     assert direct_through_sdk == 4  # the notification, the batch, the wrong Accept and Content-Type
     assert len(through_sdk) == direct_through_sdk + len(ANSWER_CASES)
+
+
+# The plain calls among ANSWER_CASES (http._plain_call): a result, in-band and protocol errors, JSON values, blocks.
+PLAIN_CASES = [0, 1, 2, 3, 5, 7, 8, 9, 10, 11]
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_plain_calls_skip_the_sdk_kernel(make_api_key, monkeypatch):
+    """A plain tools/call goes straight to the dispatcher (the SDK kernel's validation, middleware and result
+    serialisation were a third of a call's CPU, bench_serving); test_direct_tools_call_answers_exactly_as_the_sdk
+    holds its answers to the SDK's. Anything else (an unknown tool, a progress token, invalid params) still runs the
+    kernel. Control: with plain calls off, every call runs it."""
+    from mcpsite.mcp import http
+
+    (_key, raw) = await sync_to_async(make_api_key)(rate="1000/m")
+    kernel = []
+    serve_one = http.serve_one
+
+    async def counted(*args, **kwargs):
+        kernel.append(1)
+        return await serve_one(*args, **kwargs)
+
+    monkeypatch.setattr(http, "serve_one", counted)
+    tool_calls = [i for i, (message, _) in enumerate(ANSWER_CASES[:14]) if "id" in message]
+    async with running_site() as app:
+        for plain_calls in (True, False):
+            app.mcp.plain_calls = plain_calls
+            through_kernel = []
+            for index in tool_calls:
+                message, headers = ANSWER_CASES[index]
+                before = len(kernel)
+                await request(app, raw, message, headers=headers)
+                if len(kernel) > before:
+                    through_kernel.append(index)
+            expected = [i for i in tool_calls if i not in PLAIN_CASES] if plain_calls else tool_calls
+            assert through_kernel == expected, plain_calls
 
 
 @pytest.mark.anyio
