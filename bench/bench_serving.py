@@ -2,13 +2,16 @@
 
 1. `tools/call get_seat_availability` over MCP Streamable HTTP (`/mcp`, the site as deployed: API key, rate limit,
    audit row) ÷ the same tool function behind a bare ASGI handler (bench/serving_bare_asgi.py), on SQLite and on
-   PostgreSQL, for each protocol revision: 2025-11-25, and 2026-07-28 in its default SSE mode (a JSON body unless
-   the handler notifies) and in JSON-response mode (MCP_MODERN_JSON_RESPONSE=1). Runs alternate (bare, each MCP
-   variant, bare, ...) and the medians are compared.
-2. Scale-out: the MCP path at 2 uvicorn workers ÷ 1 worker, on PostgreSQL with the limits in Redis.
-3. wrk's own ceiling (an ASGI handler that does nothing), to show the load generator is not the bottleneck.
-4. The server process's CPU time per request on each path: on cores shared with other jobs the rates swing with the
-   machine's load, the CPU a request costs much less.
+   PostgreSQL, for each protocol revision: 2025-11-25 (the client's `initialize` handshake first, then the calls),
+   and 2026-07-28 (stateless: no handshake) in its default SSE mode (a JSON body unless the handler notifies) and in
+   JSON-response mode (MCP_MODERN_JSON_RESPONSE=1). Runs alternate (bare, each MCP variant, bare, ...); each
+   round's MCP rate is divided by that round's bare rate, and the median of those ratios is printed.
+2. The server process's CPU time per request on each path, and bare ÷ MCP of it (the goal holds both): on cores
+   shared with other jobs the rates swing with the machine's load, the CPU a request costs much less.
+3. That the load generator is not the bottleneck: wrk's own CPU time per request and the share of a core it used,
+   beside the server's (a CPU-bound server is busy about one core), and wrk's ceiling against an ASGI handler that
+   does nothing.
+4. Scale-out: the MCP path at 2 uvicorn workers ÷ 1 worker, on PostgreSQL with the limits in Redis.
 
 PostgreSQL is a cluster of its own with the durable defaults (fsync, synchronous_commit on), not the test
 cluster (fsync off), and Redis a private redis-server; both are removed at exit.
@@ -23,6 +26,7 @@ import atexit
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -30,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
@@ -135,12 +140,34 @@ class Server:
         self.proc.wait(timeout=30)
 
 
-def wrk_with_cpu(server: Server, path: str, body: dict | None, headers: dict, seconds: int) -> tuple[float, float]:
-    """Requests per second, and the server process's CPU milliseconds per request: the rate depends on what else
-    the shared cores run at the time, the CPU each request costs the server much less."""
-    before = cpu_seconds(server.proc.pid)
+@dataclass(frozen=True)
+class Run:
+    """One wrk run against one server: requests per second, and CPU milliseconds per request of the server process
+    and of wrk; `server_busy` and `wrk_busy`: the share of one core each used over the run."""
+
+    rate: float
+    server_cpu: float
+    wrk_cpu: float
+    server_busy: float
+    wrk_busy: float
+
+
+def wrk_with_cpu(server: Server, path: str, body: dict | None, headers: dict, seconds: int) -> Run:
+    """A wrk run with the CPU it cost the server and wrk: the rate depends on what else the shared cores run at the
+    time, the CPU each request costs much less."""
+    before, wrk_before = cpu_seconds(server.proc.pid), _children_cpu_seconds()
+    started = time.monotonic()
     rate = wrk(f"{server.url}{path}", body, headers, seconds)
-    return rate, 1000 * (cpu_seconds(server.proc.pid) - before) / (rate * seconds)
+    elapsed = time.monotonic() - started
+    server_cpu, wrk_cpu = cpu_seconds(server.proc.pid) - before, _children_cpu_seconds() - wrk_before
+    requests = rate * seconds
+    return Run(rate, 1000 * server_cpu / requests, 1000 * wrk_cpu / requests, server_cpu / elapsed, wrk_cpu / elapsed)
+
+
+def _children_cpu_seconds() -> float:
+    """User + system CPU time of this process's reaped children so far (each wrk run is one)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def wrk(url: str, body: dict | None, headers: dict, seconds: int) -> float:
@@ -160,62 +187,90 @@ def wrk(url: str, body: dict | None, headers: dict, seconds: int) -> float:
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
 
-def check_answers(bare: Server, mcp: Server, key: str, call: dict, mcp_headers: dict) -> None:
+def _json_answer(answer: httpx2.Response) -> dict:
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        return json.loads(next(line[5:] for line in answer.text.splitlines() if line.startswith("data:")))
+    return answer.json()
+
+
+def handshake(mcp: Server, key: str, mcp_headers: dict) -> dict:
+    """A 2025-11-25 client's start: `initialize`, then `notifications/initialized`. Returns the headers its calls
+    carry: the bearer key and, where the server keeps sessions (MCP_STATELESS_HTTP=0), the session it opened."""
+    headers = {**mcp_headers, "Authorization": f"Bearer {key}"}
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                             "clientInfo": {"name": "bench_serving", "version": "1"}}}  # fmt: skip
+    answer = httpx2.post(f"{mcp.url}/mcp", json=initialize, headers=headers, timeout=30)
+    assert _json_answer(answer)["result"]["protocolVersion"] == "2025-11-25", answer.text[:300]
+    if session := answer.headers.get("mcp-session-id"):
+        headers["Mcp-Session-Id"] = session
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx2.post(f"{mcp.url}/mcp", json=initialized, headers=headers, timeout=30).status_code == 202
+    return headers
+
+
+def check_answers(bare: Server, mcp: Server, call: dict, headers: dict) -> None:
     """One call each way, so the load measures real answers (not fast errors)."""
     plain = httpx2.post(f"{bare.url}/", json=CALL["params"]["arguments"]).json()
-    headers = {**mcp_headers, "Authorization": f"Bearer {key}"}
     answer = httpx2.post(f"{mcp.url}/mcp", json=call, headers=headers, timeout=30)
-    if answer.headers["content-type"].startswith("text/event-stream"):
-        data = json.loads(next(line[5:] for line in answer.text.splitlines() if line.startswith("data:")))
-    else:
-        data = answer.json()
-    result = data["result"]
+    result = _json_answer(answer)["result"]
     assert not result.get("isError") and result["structuredContent"] == plain, answer.text[:300]
 
 
-def variants(env: dict) -> list[tuple[str, dict, dict, dict]]:
-    """(label, server environment, request body, headers) of each MCP path measured."""
+def variants(env: dict) -> list[tuple[str, dict, dict, dict, bool]]:
+    """(label, server environment, request body, headers, whether the client starts with `initialize`) of each MCP
+    path measured."""
     return [
-        ("2025-11-25", env, CALL, MCP_HEADERS),
-        ("2026-07-28", env, MODERN_CALL, MODERN_HEADERS),
-        ("2026-07-28 JSON-response mode", {**env, "MCP_MODERN_JSON_RESPONSE": "1"}, MODERN_CALL, MODERN_HEADERS),
+        ("2025-11-25", env, CALL, MCP_HEADERS, True),
+        ("2026-07-28", env, MODERN_CALL, MODERN_HEADERS, False),
+        ("2026-07-28 JSON-response mode", {**env, "MCP_MODERN_JSON_RESPONSE": "1"}, MODERN_CALL, MODERN_HEADERS, False),
     ]
 
 
 def compare(label: str, env: dict, key: str, seconds: int, rounds: int) -> dict[str, float]:
-    """MCP tools/call ÷ bare for each variant; returns the ratios by variant."""
+    """MCP tools/call ÷ bare for each variant, in alternating rounds; returns the median ratios by variant."""
     measured = variants(env)
     bare = Server(env, "serving_bare_asgi:application")
-    servers = [Server(variant_env, "mcpsite.asgi:application") for _, variant_env, _, _ in measured]
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name, *_ in measured}
-    bare_runs = []
+    servers = [Server(variant_env, "mcpsite.asgi:application") for _, variant_env, *_ in measured]
+    runs: dict[str, list[Run]] = {name: [] for name, *_ in measured}
+    bare_runs: list[Run] = []
+    plain = {"Content-Type": "application/json"}
     try:
-        plain = {"Content-Type": "application/json"}
         wrk(f"{bare.url}/", CALL["params"]["arguments"], plain, 2)  # warm-up
-        for server, (_, _, call, headers) in zip(servers, measured, strict=True):
-            check_answers(bare, server, key, call, headers)
-            wrk(f"{server.url}/mcp", call, {**headers, "Authorization": f"Bearer {key}"}, 2)
+        calls = []
+        for server, (_, _, call, headers, initialize) in zip(servers, measured, strict=True):
+            headers = handshake(server, key, headers) if initialize else {**headers, "Authorization": f"Bearer {key}"}
+            check_answers(bare, server, call, headers)
+            wrk(f"{server.url}/mcp", call, headers, 2)
+            calls.append((call, headers))
         for _ in range(rounds):
             bare_runs.append(wrk_with_cpu(bare, "/", CALL["params"]["arguments"], plain, seconds))
-            for server, (name, _, call, headers) in zip(servers, measured, strict=True):
-                runs[name].append(wrk_with_cpu(server, "/mcp", call, {**headers, "Authorization": f"Bearer {key}"},
-                                               seconds))  # fmt: skip
-        ceiling = wrk(f"{bare.url}/noop", None, {}, 2)
+            for server, (name, *_), (call, headers) in zip(servers, measured, calls, strict=True):
+                runs[name].append(wrk_with_cpu(server, "/mcp", call, headers, seconds))
+        ceiling = wrk_with_cpu(bare, "/noop", None, {}, 2)
     finally:
         for server in [bare, *servers]:
             server.stop()
-    bare_rate, bare_cpu = statistics.median(r for r, _ in bare_runs), statistics.median(c for _, c in bare_runs)
+    median = statistics.median
+    bare_rate, bare_cpu = median(r.rate for r in bare_runs), median(r.server_cpu for r in bare_runs)
     print(f"{label:<11} bare ASGI handler calling the same tool function {bare_rate:7.1f} req/s, "
-          f"{bare_cpu:.1f} ms CPU per request (wrk ceiling {ceiling:.0f} req/s)", flush=True)  # fmt: skip
+          f"{bare_cpu:.2f} ms server CPU per request", flush=True)  # fmt: skip
     ratios = {}
     for name, measurements in runs.items():
-        rate, cpu = statistics.median(r for r, _ in measurements), statistics.median(c for _, c in measurements)
-        ratios[name] = rate / bare_rate
+        rate, cpu = median(r.rate for r in measurements), median(r.server_cpu for r in measurements)
+        # Each round against the bare run just before it: the machine's load drifts less within a round.
+        ratios[name] = median(r.rate / b.rate for r, b in zip(measurements, bare_runs, strict=True))
+        cpu_ratio = median(b.server_cpu / r.server_cpu for r, b in zip(measurements, bare_runs, strict=True))
         print(f"{'':<11} MCP tools/call {name:<29} {rate:7.1f} req/s | MCP ÷ bare {ratios[name]:.2f}x | "
-              f"server CPU per request {cpu:.1f} ms, bare ÷ MCP {bare_cpu / cpu:.2f}x", flush=True)  # fmt: skip
+              f"server CPU per request {cpu:.2f} ms, bare ÷ MCP {cpu_ratio:.2f}x", flush=True)  # fmt: skip
     legacy = ratios["2025-11-25"]
     print(f"{'':<11} 2026-07-28 ÷ 2025-11-25: {ratios['2026-07-28'] / legacy:.2f}x | its JSON-response mode ÷ "
           f"2025-11-25: {ratios['2026-07-28 JSON-response mode'] / legacy:.2f}x", flush=True)  # fmt: skip
+    every = [*bare_runs, *(r for measurements in runs.values() for r in measurements)]
+    print(f"{'':<11} load generator: wrk {median(r.wrk_cpu for r in every):.2f} ms CPU per request, "
+          f"{median(r.wrk_busy for r in every):.0%} of a core, while the server used "
+          f"{median(r.server_busy for r in every):.0%} of one (its one worker's ceiling: 100%); "
+          f"wrk against a handler that does nothing: {ceiling.rate:.0f} req/s", flush=True)  # fmt: skip
     return ratios
 
 
