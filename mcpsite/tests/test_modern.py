@@ -236,7 +236,7 @@ MODERN_CASES = [
     ({**ECHO, "params": {"name": "test_echo", "arguments": {}}}, _ROUTED),
     ({"jsonrpc": "2.0", "id": 13, "method": "tools/call"}, _ROUTED[:2]),
     (_modern_call(14, "test_values", {}), None),
-    (_modern_call(15, "test_blocks", {}), None),
+    (_modern_call(15, "test_content_blocks", {}), None),
     # A client that declared a capability: the SDK's kernel (its interaction answers client_can).
     (
         envelope(16, "tools/call", {"name": "test_echo", "arguments": {"text": "x"}}, capabilities={"elicitation": {}}),

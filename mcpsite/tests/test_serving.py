@@ -209,7 +209,7 @@ ANSWER_CASES = [
     (_call(9, "test_throttled", {}), ()),
     (_call(10, "test_inband", {}), ()),
     (_call(14, "test_values", {}), ()),
-    (_call(15, "test_blocks", {}), ()),
+    (_call(15, "test_content_blocks", {}), ()),
     (_call(11, "test_echo", {"text": "x"}, _meta={"progressToken": "p1"}), ()),
     ({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {"arguments": {}}}, ()),
     ({"jsonrpc": "2.0", "id": 13, "method": "tools/call"}, ()),

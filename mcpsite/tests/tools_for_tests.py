@@ -52,7 +52,7 @@ SPECS = [
     ToolSpec("test_boom", "cinema", "Always crashes", {"type": "object"}, _boom),
     ToolSpec("test_throttled", "cinema", "Always throttled", {"type": "object"}, _throttled),
     ToolSpec("test_values", "cinema", "JSON values", {"type": "object"}, _values),
-    ToolSpec("test_blocks", "cinema", "Content blocks", {"type": "object"}, _blocks),
+    ToolSpec("test_content_blocks", "cinema", "Content blocks", {"type": "object"}, _blocks),
     ToolSpec(
         "test_inband",
         "reminders",
