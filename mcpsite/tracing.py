@@ -1,29 +1,53 @@
 """OpenTelemetry traces, exported over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces-only variant) is set.
 
-One trace per request: the HTTP entry (the ASGI instrumentation, which continues a client's `traceparent`), the MCP
+One trace per request: the HTTP entry (`TracedEntry` below, which continues a client's `traceparent`), the MCP
 SDK's own span per message, the dispatcher's span per tool call, Django's request span for its pages, each database
 query (psycopg) and each request to another service (requests). Unset, nothing is installed and nothing is sent:
 OpenTelemetry's API stays a no-op.
 
+Sampling is OpenTelemetry's own (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`; the SDK's default records every
+request): a request the sampler leaves out costs a few microseconds, since nothing here builds attributes for a
+span that does not record (`span.is_recording()`).
+
 What never becomes an attribute: arguments (tool spans carry the tool, its group and the outcome), passwords, API
-keys and message texts (no headers or bodies are recorded), SQL parameters (psycopg records the statement with its
-placeholders), the calendar feed's URLs (their token is the credential: not traced at all), and the path and query of
-outgoing URLs (a webhook URL may carry a secret: only scheme, host and port are kept).
+keys and message texts (no headers or bodies are recorded but the user agent), SQL parameters (psycopg records the
+statement with its placeholders), the calendar feed's URLs (their token is the credential: not traced at all), query
+strings, and the path and query of outgoing URLs (a webhook URL may carry a secret: only scheme, host and port are
+kept).
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import propagate, trace
+from opentelemetry.propagators.textmap import Getter
+from opentelemetry.semconv.attributes.client_attributes import CLIENT_ADDRESS
+from opentelemetry.semconv.attributes.http_attributes import HTTP_REQUEST_METHOD, HTTP_RESPONSE_STATUS_CODE
+from opentelemetry.semconv.attributes.network_attributes import NETWORK_PROTOCOL_VERSION
+from opentelemetry.semconv.attributes.url_attributes import URL_PATH, URL_SCHEME
+from opentelemetry.semconv.attributes.user_agent_attributes import USER_AGENT_ORIGINAL
+from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpsite.core.text import url_origin
 
-# Paths whose URL is a credential: never traced (the feed token).
+# Paths whose URL is a credential: never traced (the feed token). A regular expression searched in the path (and,
+# by Django's instrumentation, in the URL).
 EXCLUDED_URLS = "calendar/"
+_EXCLUDED = re.compile(EXCLUDED_URLS)
+# Span names carry the method: anything else a client sends is named "HTTP" (a bounded set of names).
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"})
 
 tracer = trace.get_tracer("mcpsite")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def enabled() -> bool:
@@ -42,7 +66,10 @@ _configured = False
 
 
 def configure() -> bool:
-    """Install the tracer provider and the instrumentations once per process; False when tracing is off."""
+    """Install the tracer provider and the instrumentations once per process; False when tracing is off.
+
+    Called before Django is set up (mcpsite/asgi.py): the MCP SDK takes its tracer when it is imported and Django's
+    handler reads its middleware when it is built, so both find the provider and the Django instrumentation here."""
     global _configured
     if not enabled():
         return False
@@ -67,15 +94,75 @@ def configure() -> bool:
     return True
 
 
-def traced_asgi(app: Any) -> Any:
-    """The ASGI application with its HTTP entry span (continuing a client's `traceparent`), when tracing is on."""
+class _HeaderGetter(Getter[list[tuple[bytes, bytes]]]):
+    """Reads a propagator's headers (`traceparent`, `tracestate`, `baggage`) from an ASGI scope's header list."""
+
+    def get(self, carrier: list[tuple[bytes, bytes]], key: str) -> list[str] | None:
+        name = key.lower().encode("latin-1")
+        return [value.decode("latin-1") for header, value in carrier if header == name] or None
+
+    def keys(self, carrier: list[tuple[bytes, bytes]]) -> list[str]:
+        return [header.decode("latin-1") for header, _ in carrier]
+
+
+_headers = _HeaderGetter()
+
+
+class TracedEntry:
+    """The HTTP entry span of each request (and one span for a WebSocket connection), continuing the client's trace
+    through the configured propagators (W3C `traceparent` by default). Its attributes (method, scheme, path,
+    protocol, client address, user agent, status) are built only when the sampler records the span."""
+
+    def __init__(self, app: ASGIApp, tracer: trace.Tracer) -> None:
+        self.app = app
+        self.tracer = tracer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        path = scope.get("path", "")
+        if kind not in ("http", "websocket") or _EXCLUDED.search(path):
+            return await self.app(scope, receive, send)
+        headers = scope.get("headers") or []
+        method = scope.get("method", "GET") if kind == "http" else "GET"
+        name = f"{method if method in _METHODS else 'HTTP'} {path}" if kind == "http" else path
+        parent = propagate.extract(headers, getter=_headers)
+        with self.tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER) as span:
+            if not span.is_recording():
+                return await self.app(scope, receive, send)
+            span.set_attributes(_request_attributes(scope, method, path, headers))
+
+            async def traced_send(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                    span.set_attribute(HTTP_RESPONSE_STATUS_CODE, status)
+                    if status >= 500:
+                        span.set_status(StatusCode.ERROR)
+                await send(message)
+
+            await self.app(scope, receive, traced_send)
+
+
+def _request_attributes(scope: Scope, method: str, path: str, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        HTTP_REQUEST_METHOD: method if method in _METHODS else "_OTHER",
+        URL_SCHEME: scope.get("scheme", "http"),
+        URL_PATH: path,
+        NETWORK_PROTOCOL_VERSION: scope.get("http_version", "1.1"),
+    }
+    if client := scope.get("client"):
+        attributes[CLIENT_ADDRESS] = client[0]
+    for header, value in headers:
+        if header == b"user-agent":
+            attributes[USER_AGENT_ORIGINAL] = value.decode("latin-1")
+            break
+    return attributes
+
+
+def traced_asgi(app: ASGIApp) -> ASGIApp:
+    """The ASGI application with its HTTP entry span, when tracing is on."""
     if not configure():
         return app
-    from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
-
-    # Not a span per ASGI message (receive, send): they say nothing the request's span does not, and cost a third of
-    # what tracing adds to a call (bench/bench_observability.py).
-    return OpenTelemetryMiddleware(app, excluded_urls=EXCLUDED_URLS, exclude_spans=["receive", "send"])
+    return TracedEntry(app, trace.get_tracer("mcpsite"))  # the provider's own tracer, not a proxy to it
 
 
 def force_flush() -> None:
