@@ -16,6 +16,7 @@ chunks are sent, as under any WSGI server, and stops at the client's disconnect.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import io
 import sys
 import threading
@@ -86,7 +87,10 @@ class DjangoASGI:
         if SCOPE_AUTHENTICATED_KEY in scope:  # RequestGuard's API key, for the view (request.META)
             environ[SCOPE_AUTHENTICATED_KEY] = scope[SCOPE_AUTHENTICATED_KEY]
         exchange = _Exchange(asyncio.get_running_loop())
-        done = exchange.loop.run_in_executor(self.threads, self._respond, environ, exchange)
+        # In a copy of this task's context: the request's trace (its entry span) goes on in the thread.
+        done = exchange.loop.run_in_executor(
+            self.threads, contextvars.copy_context().run, self._respond, environ, exchange
+        )
         try:
             whole = await exchange.started
             await send({"type": "http.response.start", "status": exchange.status, "headers": exchange.headers})

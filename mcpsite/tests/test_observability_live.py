@@ -104,6 +104,7 @@ class OtlpReceiver(BaseHTTPRequestHandler):
     """An OTLP/HTTP trace receiver: decodes each export with OpenTelemetry's protobuf types and keeps the spans."""
 
     spans: list = []
+    scopes: dict[bytes, str] = {}  # span id: the name of the instrumentation that made it
     lock = threading.Lock()
 
     def do_POST(self):  # noqa: N802
@@ -116,6 +117,7 @@ class OtlpReceiver(BaseHTTPRequestHandler):
             for resource in request.resource_spans:
                 for scope in resource.scope_spans:
                     self.spans.extend(scope.spans)
+                    self.scopes.update((span.span_id, scope.scope.name) for span in scope.spans)
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
@@ -133,48 +135,72 @@ def attribute_values(span) -> list[str]:
     return values
 
 
-def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribute(live_template, tmp_path):
-    OtlpReceiver.spans = []
+@pytest.fixture
+def otlp_endpoint():
+    """An OTLP/HTTP receiver on loopback for the test (its spans in OtlpReceiver.spans); yields its URL."""
+    OtlpReceiver.spans, OtlpReceiver.scopes = [], {}
     server = ThreadingHTTPServer(("127.0.0.1", 0), OtlpReceiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def spans_of(trace_id: str, *, once_named: str) -> list:
+    """The spans received for `trace_id`, once one of them is named `once_named`."""
+
+    def found():
+        with OtlpReceiver.lock:
+            spans = [s for s in OtlpReceiver.spans if s.trace_id.hex() == trace_id]
+        return spans if any(s.name == once_named for s in spans) else None
+
+    return wait_for(found, what=f"the spans of trace {trace_id}")
+
+
+def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribute(
+    live_template, tmp_path, otlp_endpoint
+):
     password = "s3cret-reservation-pw"
     trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-    try:
-        with live_site(live_template, tmp_path) as site:
-            url = site.start_server(
-                OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}",
-                OTEL_BSP_SCHEDULE_DELAY="200",
-            )
-            call = {
-                "jsonrpc": "2.0",
-                "id": 7,
-                "method": "tools/call",
-                "params": {
-                    "name": "get_reservation_details",
-                    "arguments": {"reservation_id": "r20990101001", "reservation_password": password},
-                },
-            }
-            answer = httpx2.post(
-                f"{url}/mcp",
-                json=call,
-                headers={
-                    "Authorization": f"Bearer {site.key}",
-                    "Accept": "application/json, text/event-stream",
-                    "MCP-Protocol-Version": "2025-11-25",
-                    "traceparent": f"00-{trace_id}-{parent_id}-01",
-                },
-                timeout=30,
-            )
-            assert answer.status_code == 200 and answer.json()["result"]["isError"] is True  # no such reservation
-
-            def ours():
-                with OtlpReceiver.lock:
-                    found = [s for s in OtlpReceiver.spans if s.trace_id.hex() == trace_id]
-                return found if any(s.name == "tool get_reservation_details" for s in found) else None
-
-            spans = wait_for(ours, what="the request's spans")
-    finally:
-        server.shutdown()
+    with live_site(live_template, tmp_path) as site:
+        url = site.start_server(OTEL_EXPORTER_OTLP_ENDPOINT=otlp_endpoint, OTEL_BSP_SCHEDULE_DELAY="200")
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {
+                "name": "get_reservation_details",
+                "arguments": {"reservation_id": "r20990101001", "reservation_password": password},
+            },
+        }
+        answer = httpx2.post(
+            f"{url}/mcp",
+            json=call,
+            headers={
+                "Authorization": f"Bearer {site.key}",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-11-25",
+                "traceparent": f"00-{trace_id}-{parent_id}-01",
+            },
+            timeout=30,
+        )
+        assert answer.status_code == 200 and answer.json()["result"]["isError"] is True  # no such reservation
+        spans = spans_of(trace_id, once_named="tool get_reservation_details")
+        # A Django view (/rpc) in a trace of its own: the entry, Django's span, the tool.
+        rpc_trace_id = "5ce929d0e0e47364bf92f3577b34da6a"
+        rpc_answer = httpx2.post(
+            f"{url}/rpc",
+            json={**call, "method": "get_reservation_details", "params": call["params"]["arguments"]},
+            headers={"Authorization": f"Bearer {site.key}", "traceparent": f"00-{rpc_trace_id}-{parent_id}-01"},
+            timeout=30,
+        )
+        assert rpc_answer.status_code == 200 and "error" in rpc_answer.json()
+        rpc_spans = spans_of(rpc_trace_id, once_named="tool get_reservation_details")
+    rpc_by_id = {span.span_id: span for span in rpc_spans}
+    rpc_tool = next(s for s in rpc_spans if s.name == "tool get_reservation_details")
+    django_span = rpc_by_id[rpc_tool.parent_span_id]
+    assert OtlpReceiver.scopes[django_span.span_id] == "opentelemetry.instrumentation.django"
+    rpc_entry = rpc_by_id[django_span.parent_span_id]
+    assert rpc_entry.name == "POST /rpc" and rpc_entry.parent_span_id.hex() == parent_id
     by_id = {span.span_id: span for span in spans}
     tool = next(s for s in spans if s.name == "tool get_reservation_details")
     sdk = by_id[tool.parent_span_id]
@@ -183,7 +209,7 @@ def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribu
     assert entry.name.startswith("POST") and entry.parent_span_id.hex() == parent_id
     if site.env.get("DATABASE_URL", "").startswith("postgres"):
         assert any(s.parent_span_id == tool.span_id for s in spans)  # the tool's queries
-    everything = " ".join(v for span in spans for v in [span.name, *attribute_values(span)])
+    everything = " ".join(v for span in spans + rpc_spans for v in [span.name, *attribute_values(span)])
     assert password not in everything
     assert site.key not in everything and site.key[:16] not in everything
     assert json.dumps(call["params"]["arguments"]) not in everything
