@@ -5,9 +5,11 @@ SDK's own span per message, the dispatcher's span per tool call, Django's reques
 query (psycopg) and each request to another service (requests). Unset, nothing is installed and nothing is sent:
 OpenTelemetry's API stays a no-op.
 
-Sampling is OpenTelemetry's own (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`; the SDK's default records every
-request): a request the sampler leaves out costs a few microseconds, since nothing here builds attributes for a
-span that does not record (`span.is_recording()`).
+Sampling: `OTEL_TRACES_SAMPLER` (and `OTEL_TRACES_SAMPLER_ARG`) as OpenTelemetry defines them; unset, mcpsite's
+default is `parentbased_traceidratio` at DEFAULT_SAMPLE_RATIO: every request whose client sends a sampled
+`traceparent`, and a tenth of the others: recording and exporting spans is most of what tracing costs
+(docs/operations.md has the figures); `OTEL_TRACES_SAMPLER=parentbased_always_on` traces every request. A request
+left out costs little: nothing here builds attributes for a span that does not record (`span.is_recording()`).
 
 What never becomes an attribute: arguments (tool spans carry the tool, its group and the outcome), passwords, API
 keys and message texts (no headers or bodies are recorded but the user agent), SQL parameters (psycopg records the
@@ -21,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import propagate, trace
 from opentelemetry.propagators.textmap import Getter
@@ -33,6 +35,9 @@ from opentelemetry.semconv.attributes.user_agent_attributes import USER_AGENT_OR
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpsite.core.text import url_origin
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.sampling import Sampler
 
 # Paths whose URL is a credential: never traced (the feed token). A regular expression searched in the path (and,
 # by Django's instrumentation, in the URL).
@@ -63,6 +68,16 @@ def _outgoing_request(span: Any, request: Any) -> None:
 
 
 _configured = False
+DEFAULT_SAMPLE_RATIO = 0.1
+
+
+def sampler() -> Sampler | None:
+    """mcpsite's default sampler when OTEL_TRACES_SAMPLER is unset; None (the SDK reads the variables) otherwise."""
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    if os.environ.get("OTEL_TRACES_SAMPLER"):
+        return None
+    return ParentBased(TraceIdRatioBased(DEFAULT_SAMPLE_RATIO))
 
 
 def configure() -> bool:
@@ -84,7 +99,7 @@ def configure() -> bool:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     service = os.environ.get("OTEL_SERVICE_NAME", "mcpsite")
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider = TracerProvider(resource=Resource.create({"service.name": service}), sampler=sampler())
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     DjangoInstrumentor().instrument(excluded_urls=EXCLUDED_URLS)

@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased, Sampler
 from opentelemetry.trace import SpanKind, StatusCode
 
+from mcpsite import tracing
 from mcpsite.tracing import TracedEntry
 
 TRACE_ID, PARENT_ID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -86,3 +87,18 @@ def test_a_request_the_sampler_leaves_out_records_nothing_and_keeps_the_servers_
     # Control: sampled, the app's send is the entry's own, which records the status.
     spans, sends = serve(ParentBased(ALWAYS_ON), scope())
     assert len(spans) == 1 and sends[0].__qualname__ != "serve.<locals>.send"
+
+
+def test_the_default_sampler_follows_the_client_and_samples_a_tenth_of_the_rest(monkeypatch):
+    monkeypatch.delenv("OTEL_TRACES_SAMPLER", raising=False)
+    default = tracing.sampler()
+    assert (
+        default.get_description() == "ParentBased{root:TraceIdRatioBased{0.1},remoteParentSampled:AlwaysOnSampler,"
+        "remoteParentNotSampled:AlwaysOffSampler,localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
+    )
+    # A client's sampled traceparent is always followed: its request is traced.
+    (span,), _ = serve(default, scope(traceparent=f"00-{TRACE_ID}-{PARENT_ID}-01"))
+    assert format(span.context.trace_id, "032x") == TRACE_ID
+    # OpenTelemetry's own variable wins (the SDK reads it when no sampler is given).
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on")
+    assert tracing.sampler() is None
