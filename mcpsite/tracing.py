@@ -25,7 +25,7 @@ import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry import propagate, trace
+from opentelemetry import context, propagate, trace
 from opentelemetry.propagators.textmap import Getter
 from opentelemetry.semconv.attributes.client_attributes import CLIENT_ADDRESS
 from opentelemetry.semconv.attributes.http_attributes import HTTP_REQUEST_METHOD, HTTP_RESPONSE_STATUS_CODE
@@ -141,9 +141,16 @@ class TracedEntry:
         method = scope.get("method", "GET") if kind == "http" else "GET"
         name = f"{method if method in _METHODS else 'HTTP'} {path}" if kind == "http" else path
         parent = propagate.extract(headers, getter=_headers)
-        with self.tracer.start_as_current_span(name, context=parent, kind=SpanKind.SERVER) as span:
-            if not span.is_recording():
+        span = self.tracer.start_span(name, context=parent, kind=SpanKind.SERVER)
+        if not span.is_recording():
+            # Left out by the sampler: the request goes on in its context (its spans follow the decision), and
+            # nothing else is done for it.
+            token = context.attach(trace.set_span_in_context(span, parent))
+            try:
                 return await self.app(scope, receive, send)
+            finally:
+                context.detach(token)
+        with trace.use_span(span, end_on_exit=True):
             span.set_attributes(_request_attributes(scope, method, path, headers))
 
             async def traced_send(message: Message) -> None:

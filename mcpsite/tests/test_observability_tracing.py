@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -102,3 +103,17 @@ def test_the_default_sampler_follows_the_client_and_samples_a_tenth_of_the_rest(
     # OpenTelemetry's own variable wins (the SDK reads it when no sampler is given).
     monkeypatch.setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on")
     assert tracing.sampler() is None
+
+
+def test_an_exception_out_of_the_app_ends_the_span_as_an_error():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(sampler=ALWAYS_ON)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    async def app(scope, receive, send) -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(TracedEntry(app, provider.get_tracer("test"))(scope(), None, None))  # type: ignore[arg-type]
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code == StatusCode.ERROR and span.end_time is not None
