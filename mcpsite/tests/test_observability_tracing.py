@@ -93,6 +93,7 @@ def test_a_request_the_sampler_leaves_out_records_nothing_and_keeps_the_servers_
 def test_the_default_sampler_follows_the_client_and_samples_a_tenth_of_the_rest(monkeypatch):
     monkeypatch.delenv("OTEL_TRACES_SAMPLER", raising=False)
     default = tracing.sampler()
+    assert default is not None
     assert (
         default.get_description() == "ParentBased{root:TraceIdRatioBased{0.1},remoteParentSampled:AlwaysOnSampler,"
         "remoteParentNotSampled:AlwaysOffSampler,localParentSampled:AlwaysOnSampler,localParentNotSampled:AlwaysOffSampler}"
