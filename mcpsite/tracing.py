@@ -187,6 +187,11 @@ def traced_asgi(app: ASGIApp) -> ASGIApp:
     return TracedEntry(app, trace.get_tracer("mcpsite"))  # the provider's own tracer, not a proxy to it
 
 
+def recording() -> bool:
+    """Whether this request's trace records (its entry span was sampled); False when tracing is off."""
+    return trace.get_current_span().is_recording()
+
+
 def force_flush() -> None:
     provider = trace.get_tracer_provider()
     flush = getattr(provider, "force_flush", None)

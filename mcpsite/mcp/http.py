@@ -69,7 +69,7 @@ from mcpsite.core.errors import ApplicationError, ParseError, RateLimited, Servi
 from mcpsite.core.jsonutil import dumps
 from mcpsite.core.limits import api_key_retry_after, enforce_api_key_rate
 from mcpsite.core.scopes import ServerInfo
-from mcpsite.tracing import enabled as tracing_enabled
+from mcpsite.tracing import recording
 
 from . import dispatch, jsonrpc, registry
 from .auth import api_key_from_scope, bearer_challenge, endpoint_scope_denied
@@ -428,8 +428,8 @@ class McpHttpApp:
         self.direct_modern_call = True
         # Of those, a plain call (`_plain_call`) goes straight to the dispatcher and is answered with the kernel's
         # result shape (the kernel's validation, middleware and serialisation were a third of a call's CPU,
-        # bench/bench_serving.py). Not while tracing: the kernel's middleware makes the call's MCP span.
-        self.plain_calls = not tracing_enabled()
+        # bench/bench_serving.py). Not for a request whose trace records: the kernel's middleware makes its MCP span.
+        self.plain_calls = True
         self.listen_streams = ListenStreams()
         self.key_sessions = KeySessions(settings.MCP_SESSION_IDLE_TIMEOUT)
         self.lifespan_state: Any = None
@@ -518,7 +518,7 @@ class McpHttpApp:
             progress_token=progress_token_from_params(message.params),
         )
         connection = Connection.from_envelope(version, None, None)
-        plain = _plain_call(message, None, modern=False) if self.plain_calls else None
+        plain = _plain_call(message, None, modern=False) if self.plain_calls and not recording() else None
         try:
             if plain is not None:
                 result = await self._plain_result(scope, version, *plain)
@@ -552,7 +552,11 @@ class McpHttpApp:
             message_metadata=ServerMessageMetadata(request_context=request),
         )
         connection = Connection.from_envelope(route.protocol_version, route.client_info, route.client_capabilities)
-        plain = _plain_call(message, route.client_capabilities, modern=True) if self.plain_calls else None
+        plain = (
+            _plain_call(message, route.client_capabilities, modern=True)
+            if self.plain_calls and not recording()
+            else None
+        )
         reply: JSONRPCResponse | JSONRPCError
         status = 200
         try:
