@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_serving import CALL, MCP_HEADERS, Server, prepare, site_env, start_postgres, wrk, wrk_with_cpu  # noqa: E402
+from bench_serving import CALL, MCP_HEADERS, Run, Server, prepare, site_env, start_postgres, wrk, wrk_with_cpu  # noqa: E402
 
 
 class Sink(BaseHTTPRequestHandler):
@@ -63,7 +63,7 @@ def main() -> None:
     }
     servers = {name: Server(config, "mcpsite.asgi:application") for name, config in configs.items()}
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {key}"}
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}
+    runs: dict[str, list[Run]] = {name: [] for name in configs}
     try:
         for server in servers.values():
             wrk(f"{server.url}/mcp", CALL, headers, 2)  # warm-up
@@ -75,8 +75,8 @@ def main() -> None:
         for server in servers.values():
             server.stop()
         sink.shutdown()
-    rate = {name: statistics.median(r for r, _ in values) for name, values in runs.items()}
-    cpu = {name: statistics.median(c for _, c in values) for name, values in runs.items()}
+    rate = {name: statistics.median(run.rate for run in values) for name, values in runs.items()}
+    cpu = {name: statistics.median(run.server_cpu for run in values) for name, values in runs.items()}
     off = next(iter(configs))
     print(f"tools/call over /mcp, {args.database}, median of {args.rounds} alternating rounds (goal: on ÷ off ≥ 0.95)")
     for name in configs:
