@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.db import DatabaseCache
 
 from mcpsite.core.scopes import tool_groups
 from mcpsite.mcp import dispatch, subscriptions
@@ -111,9 +112,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _clear_cache():
-    """Rate-limit counters live in the cache; each test starts from zero."""
+def _clear_cache(request):
+    """Rate-limit counters live in the cache; each test starts from zero. A database cache is left alone after a test
+    without the database: clearing it would open the connection pool on the project's database name before
+    pytest-django names the test database, and every later test of the worker would wait on that pool."""
     yield
+    if isinstance(caches["default"], DatabaseCache) and "django_db_setup" not in request.fixturenames:
+        return
     try:
         cache.clear()
     except Exception:  # the cache table may be gone after a transactional test's flush
