@@ -330,6 +330,7 @@ def form_flows(page, base: str) -> dict[str, list]:
     page.goto(base + reverse("admin:geo_pointlookup_resolve"))
     page.fill("#id_coordinates", "north,139")
     page.click("#resolve-form input[type=submit]")
+    page.wait_for_selector(".errornote")  # the click returns once the POST starts, before the answer is shown
     assert page.locator(".errornote").count() == 1
     found["resolve (error)"] = page.evaluate(EXTRACT_JS)
 
