@@ -53,6 +53,11 @@ def contact_find(*, owner: User, to: str) -> ContactMatch:
     return ContactMatch(None, [by_pk[pk] for _name, _score, pk in close])
 
 
+def message_confirmed(*, owner: User, key: str | None) -> Message | None:
+    """The message the owner's confirmation `key` sent (MCP 2026-07-28 round trip or Apps card), if any."""
+    return None if key is None else Message.objects.filter(confirmation_key=key, owner=owner).first()
+
+
 def feed_profile(*, token: str) -> Profile | None:
     return Profile.objects.select_related("owner").filter(feed_token=token).first()
 

@@ -138,7 +138,7 @@ def message_send_draft(*, draft: MessageDraft, confirmation_key: str | None = No
     key is unique on the message, so a request repeated with the same confirmation, even concurrently or on
     another host, returns the message it sent.
     """
-    if confirmation_key is not None and (sent := _message_confirmed(draft, confirmation_key)) is not None:
+    if (sent := selectors.message_confirmed(owner=draft.owner, key=confirmation_key)) is not None:
         return sent
     try:
         with transaction.atomic(durable=True):
@@ -153,14 +153,10 @@ def message_send_draft(*, draft: MessageDraft, confirmation_key: str | None = No
             transaction.on_commit(lambda: _enqueue_message(message.pk))
     except IntegrityError:
         # A concurrent repeat of the same confirmation committed first (the unique key waited for it).
-        if confirmation_key is None or (sent := _message_confirmed(draft, confirmation_key)) is None:
+        if (sent := selectors.message_confirmed(owner=draft.owner, key=confirmation_key)) is None:
             raise
         return sent
     return message
-
-
-def _message_confirmed(draft: MessageDraft, confirmation_key: str) -> Message | None:
-    return Message.objects.filter(confirmation_key=confirmation_key, owner=draft.owner).first()
 
 
 def message_send(*, owner: User, to: str, text: str, platform: str | None = None) -> Message:

@@ -13,7 +13,7 @@ from mcpsite.core.errors import ApplicationError, Forbidden, InvalidParams
 from mcpsite.mcp.interaction import Confirmation
 from mcpsite.mcp.registry import CallContext, tool
 
-from . import schedule, services
+from . import schedule, selectors, services
 
 GROUP = "reminders"
 # The MCP Apps view of message.send's confirmation (docs/mcp-apps.md), registered in resources.py.
@@ -131,6 +131,12 @@ def message_send(args: dict, ctx: CallContext) -> dict:
     if ctx.interaction.can_confirm():
         answer = ctx.interaction.confirm(_confirmation_text(draft), _card(draft))
         if answer != Confirmation.ACCEPT:
+            # This very question was accepted earlier (the client presents its state again with another answer):
+            # the message was sent then, and a later answer cannot take it back.
+            if (
+                sent := selectors.message_confirmed(owner=draft.owner, key=ctx.interaction.confirmation_key)
+            ) is not None:
+                return {"status": "ok", "id": sent.public_id}
             verb = "declined" if answer == Confirmation.DECLINE else "cancelled"
             raise NotConfirmed(data=f"Not sent: the user {verb} sending this message to {draft.contact.name}")
     message = services.message_send_draft(draft=draft, confirmation_key=ctx.interaction.confirmation_key)

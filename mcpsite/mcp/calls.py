@@ -146,8 +146,9 @@ class RoundTripInteraction(SessionInteraction):
     question and a state naming it: a digest of the question's text and a fresh random nonce. The client asks the
     user and calls again with the answer and the state (verified by requeststate's SDK boundary before we see it).
     `confirm()` then returns that answer when it answers this very text: if the text changed in between (the
-    contact's address was edited), the user is asked again. The nonce is the accepted confirmation's key: the tool
-    stores it unique with its write, so a client repeating that retry (a lost reply) does nothing a second time.
+    contact's address was edited), the user is asked again. The nonce is the confirmation's key, whatever the answer:
+    the tool stores it unique with its write on accept, so a client repeating that retry (a lost reply) does nothing a
+    second time, and a later answer to the same question finds what the first accept did.
     Progress and cancellation are the session's (on the call's own response stream)."""
 
     def __init__(self, sdk_ctx: Any, loop: asyncio.AbstractEventLoop) -> None:
@@ -179,11 +180,8 @@ class RoundTripInteraction(SessionInteraction):
         if state is not None and state["text"] == digest and isinstance(answer, dict):
             action = answer.get("action")
             if action in ("accept", "decline", "cancel"):
-                self._asked = True
-                confirmation = confirmation_of(action, answer.get("content"))
-                if confirmation == Confirmation.ACCEPT:
-                    self._key = state["nonce"]
-                return confirmation
+                self._asked, self._key = True, state["nonce"]
+                return confirmation_of(action, answer.get("content"))
         fresh = json.dumps({"text": digest, "nonce": secrets.token_urlsafe(16)})
         metrics.confirmation("asked")
         raise InputRequired({CONFIRM_INPUT: elicitation_request(message, CONFIRM_SCHEMA)}, fresh)

@@ -107,8 +107,9 @@ class Interaction:
 
     @property
     def confirmation_key(self) -> str | None:
-        """After an accepted confirmation that a client may present again (a retry after a lost reply): a key
-        naming that one confirmation. A tool stores it, unique, with what it does, so a repeat does nothing new."""
+        """After `confirm()` answered a question that a client may present again (a retry after a lost reply): a key
+        naming that one question, the same for every answer to it. A tool stores it, unique, with what it does on
+        accept, so a repeat does nothing new, and a later decline of the same question finds that it was done."""
         return None
 
     def client_can(self, capability: str) -> bool:

@@ -187,6 +187,26 @@ def test_replaying_the_accepted_retry_returns_the_same_message(caller, contacts)
     assert Message.objects.count() == 1
 
 
+@pytest.mark.parametrize("later", [types.ElicitResult(action="decline"), types.ElicitResult(action="cancel")])
+def test_a_later_decline_of_the_accepted_question_tells_it_was_sent(caller, contacts, later):
+    """The client presents the accepted state again with another answer: the message went out on the accept, so the
+    answer names it instead of claiming it was not sent, and nothing more is sent."""
+    state = ask(caller).request_state
+    accepted = call(caller, answer=ACCEPT, state=state)
+    again = call(caller, answer=later, state=state)
+    assert again.structured_content == accepted.structured_content and not again.is_error
+    assert Message.objects.count() == 1
+
+
+def test_a_decline_does_not_name_another_questions_message(caller, contacts):
+    """Control: a declined question whose nonce no message carries is still "Not sent", beside a message that another
+    accepted question sent."""
+    call(caller, answer=ACCEPT, state=ask(caller).request_state)
+    declined = call(caller, answer=types.ElicitResult(action="decline"), state=ask(caller).request_state)
+    assert declined.is_error and declined.structured_content["error"].startswith("Not sent")
+    assert Message.objects.count() == 1
+
+
 def test_two_concurrent_replays_send_once(caller, contacts):
     """The same accepted retry sent twice at once (two worker threads, as two processes would): one message, and
     both answers name it (the unique confirmation key decides; services tests race the two writes exactly)."""
