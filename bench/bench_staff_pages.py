@@ -14,8 +14,9 @@ For each page, as a superuser and as a staff member whose group may only view, i
 request through Django's test client, in this process: no network), median over `--rounds` rounds after a warm-up,
 the time of the page's SQL queries alone (captured during one request with `connection.execute_wrapper` and
 executed again with their parameters, rows fetched) and the ratio page ÷ queries, and the number of queries.
-The pages: the tool-call list (default, and a day of the date hierarchy), the admin index with the dashboard, and
-the schedule list.
+The pages: the tool-call list (default, and a day of the date hierarchy), the admin index with the dashboard, the
+schedule list, and the tool-call list filtered to a year without calls: the admin's fixed cost of a list page (its
+chrome, filters and date hierarchy, no row), the floor under every list's "rest".
 
     .venv/bin/python bench/bench_staff_pages.py [--calls 1000000] [--shows 10000] [--days 100] [--rounds 3]
         [--reload] [--database sqlite|postgres|both]
@@ -385,6 +386,8 @@ def main() -> None:
         ),
         "admin index (dashboard)": "/admin/",
         "schedules": "/admin/cinema/schedule/",
+        # The admin's own floor: the same list with no row to show (a year before the data), chrome and filters only.
+        "tool calls, no rows": "/admin/mcpsite/toolcall/?created_at__year=2000",
     }
     if args.page:
         pages = {label: url for label, url in pages.items() if label in args.page}
