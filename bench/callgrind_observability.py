@@ -4,8 +4,9 @@ The site runs in one process under `valgrind --tool=callgrind` and is called thr
 uvicorn): 30 calls to warm up, the counters zeroed, then 100 calls and the batch span processor's flush, dumped.
 Spans go to an OTLP/HTTP sink in another process and are exported at the batch processor's batch size or at that
 flush, as at production rates (OTEL_BSP_SCHEDULE_DELAY is set past the run: under callgrind the clock runs ~50x
-slower, which would export each few spans on its own). Instruction counts repeat within about 0.3 % from run to run
-whatever else the machine runs, so they decide where the rates of bench_observability.py cannot.
+slower, which would export each few spans on its own). One tool thread and the audit rows written by count (not by
+the clock): so instruction counts repeat from run to run whatever else the machine runs, and decide where the rates
+of bench_observability.py cannot.
 
     .venv/bin/python bench/callgrind_observability.py [--calls 100] [--database sqlite|postgres] [--only NAME]
 """
@@ -97,9 +98,11 @@ def control(option: str) -> None:
 
 
 def instructions(out_file: str) -> int:
-    """The instruction total of the dump callgrind_control made (the file ending in .1)."""
-    text = Path(out_file + ".1").read_text()
-    return int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1))
+    """The instruction total of the dump callgrind_control made (the files ending in .1, one per thread with
+    --threads)."""
+    dumps = [Path(out_file + ".1"), *Path(out_file).parent.glob(Path(out_file).name + ".1-*")]
+    texts = [dump.read_text() for dump in dumps if dump.exists()]
+    return sum(int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1)) for text in texts)
 
 
 class CountingSink(BaseHTTPRequestHandler):
@@ -132,12 +135,17 @@ def main() -> None:
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--only", action="append", help="run only the configurations whose name contains this")
     parser.add_argument("--keep", help="keep the callgrind files in this directory (for callgrind_annotate)")
+    parser.add_argument("--threads", action="store_true", help="one callgrind file per thread (--separate-threads)")
     args = parser.parse_args()
     sink = ThreadingHTTPServer(("127.0.0.1", 0), CountingSink)
     threading.Thread(target=sink.serve_forever, daemon=True).start()
     env = {k: v for k, v in site_env(start_postgres() if args.database == "postgres" else None).items()
            if not k.startswith(("OTEL_", "PROMETHEUS_"))}  # fmt: skip
     key = prepare(env)
+    # What runs by the wall clock would make the count depend on how fast valgrind runs on a shared machine: one
+    # tool thread (a new pool thread opens its own database connection when the pool grows), and the audit rows
+    # written by count (every 100 calls, inside the call that fills the buffer) instead of every second.
+    env.update(MCP_TOOL_THREADS="1", MCP_AUDIT_FLUSH_SECONDS="100000", MCP_AUDIT_BUFFER_ROWS="100")
     metrics = {**env, "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="bench-metrics-")}
     sampled = {**metrics, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.server_address[1]}",
                "OTEL_BSP_SCHEDULE_DELAY": "100000000"}  # fmt: skip
@@ -152,7 +160,8 @@ def main() -> None:
         out_file = f"{out_dir}/callgrind.{name}"
         for old in Path(out_dir).glob(f"callgrind.{name}*"):
             old.unlink()
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", sys.executable,
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
+                   *(["--separate-threads=yes"] if args.threads else []), sys.executable,
                    __file__, "--inner", str(args.calls), key]  # fmt: skip
         CountingSink.spans.clear()
         done = subprocess.run(command, env=config, capture_output=True, text=True)
