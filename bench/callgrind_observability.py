@@ -21,12 +21,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_observability import Sink, start_site  # noqa: E402
 
 WARM_UP = 30
 
@@ -105,31 +104,22 @@ def instructions(out_file: str) -> int:
     return sum(int(re.search(r"^(?:summary|totals): (\d+)", text, re.M).group(1)) for text in texts)
 
 
-class CountingSink(BaseHTTPRequestHandler):
+class CountingSink(Sink):
     """The OTLP/HTTP sink, counting the spans it receives by their instrumentation scope."""
 
-    protocol_version = "HTTP/1.1"
     spans: Counter = Counter()
 
-    def do_POST(self):  # noqa: N802
+    def received(self, body: bytes) -> None:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
         request = ExportTraceServiceRequest()
-        request.ParseFromString(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        request.ParseFromString(body)
         for resource in request.resource_spans:
             for scope in resource.scope_spans:
                 self.spans[scope.scope.name] += len(scope.spans)
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
 
 
 def main() -> None:
-    from bench_serving import prepare, site_env, start_postgres
-
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
@@ -137,11 +127,7 @@ def main() -> None:
     parser.add_argument("--keep", help="keep the callgrind files in this directory (for callgrind_annotate)")
     parser.add_argument("--threads", action="store_true", help="one callgrind file per thread (--separate-threads)")
     args = parser.parse_args()
-    sink = ThreadingHTTPServer(("127.0.0.1", 0), CountingSink)
-    threading.Thread(target=sink.serve_forever, daemon=True).start()
-    env = {k: v for k, v in site_env(start_postgres() if args.database == "postgres" else None).items()
-           if not k.startswith(("OTEL_", "PROMETHEUS_"))}  # fmt: skip
-    key = prepare(env)
+    sink, env, key = start_site(args.database, CountingSink)
     # What runs by the wall clock would make the count depend on how fast valgrind runs on a shared machine: one
     # tool thread (a new pool thread opens its own database connection when the pool grows), and the audit rows
     # written by count (every 100 calls, inside the call that fills the buffer) instead of every second.
