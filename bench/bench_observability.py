@@ -32,13 +32,26 @@ class Sink(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_POST(self):  # noqa: N802
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.received(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
+    def received(self, body: bytes) -> None:
+        """What the sink does with an export's body: nothing."""
+
     def log_message(self, *args):
         pass
+
+
+def start_site(database: str, sink: type[Sink] = Sink) -> tuple[ThreadingHTTPServer, dict, str]:
+    """The OTLP sink on loopback, the site's environment (`database`: sqlite or postgres) without any OTEL_ or
+    PROMETHEUS_ variable, migrated and seeded, and an API key for the load."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), sink)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {k: v for k, v in site_env(start_postgres() if database == "postgres" else None).items()
+           if not k.startswith(("OTEL_", "PROMETHEUS_"))}  # fmt: skip
+    return server, env, prepare(env)
 
 
 def main() -> None:
@@ -47,11 +60,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
-    sink = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
-    threading.Thread(target=sink.serve_forever, daemon=True).start()
-    env = {k: v for k, v in site_env(start_postgres() if args.database == "postgres" else None).items()
-           if not k.startswith(("OTEL_", "PROMETHEUS_"))}  # fmt: skip
-    key = prepare(env)
+    sink, env, key = start_site(args.database)
     metrics = {**env, "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="bench-metrics-")}
     sampled = {**metrics, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink.server_address[1]}"}
     every = {**sampled, "OTEL_TRACES_SAMPLER": "parentbased_always_on"}

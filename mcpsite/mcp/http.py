@@ -14,6 +14,7 @@ process or host answers any request; docs/production.md says which MCP features 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -26,7 +27,9 @@ from django.conf import settings
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.connection import Connection
+from mcp.server.context import CallNext, ServerMiddleware, ServerRequestContext
 from mcp.server.runner import modern_error_data, serve_one
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import CONTENT_TYPE_JSON, MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -56,6 +59,8 @@ from mcp_types import (
     JSONRPCRequest,
     JSONRPCResponse,
     RequestId,
+    RequestParams,
+    RequestParamsMeta,
     jsonrpc_message_adapter,
 )
 from mcp_types.methods import serialize_server_result
@@ -397,6 +402,20 @@ def _plain_call(message: JSONRPCRequest, client_capabilities: Any, *, modern: bo
     return spec.name, arguments
 
 
+def _request_meta(params: Mapping[str, Any] | None) -> RequestParamsMeta | None:
+    """A request's `_meta` as the SDK's kernel lifts it for its middleware's context: None when absent or malformed."""
+    if not params or "_meta" not in params:
+        return None
+    try:
+        return RequestParams.model_validate(params, by_name=False).meta
+    except ValidationError:
+        return None
+
+
+def _through(middleware: ServerMiddleware[Any], call_next: CallNext, ctx: ServerRequestContext[Any, Any]) -> Any:
+    return middleware(ctx, call_next)
+
+
 class McpHttpApp:
     def __init__(self, info: ServerInfo | None = None) -> None:
         """`info`: the serverInfo this app's endpoints state (the site's by default)."""
@@ -428,7 +447,8 @@ class McpHttpApp:
         self.direct_modern_call = True
         # Of those, a plain call (`_plain_call`) goes straight to the dispatcher and is answered with the kernel's
         # result shape (the kernel's validation, middleware and serialisation were a third of a call's CPU,
-        # bench/bench_serving.py). Not for a request whose trace records: the kernel's middleware makes its MCP span.
+        # bench/bench_serving.py); when the request's trace records, inside the server's middleware (`_plain_answer`:
+        # the SDK's MCP span first), as the kernel runs it.
         self.plain_calls = True
         self.listen_streams = ListenStreams()
         self.key_sessions = KeySessions(settings.MCP_SESSION_IDLE_TIMEOUT)
@@ -518,10 +538,10 @@ class McpHttpApp:
             progress_token=progress_token_from_params(message.params),
         )
         connection = Connection.from_envelope(version, None, None)
-        plain = _plain_call(message, None, modern=False) if self.plain_calls and not recording() else None
+        plain = _plain_call(message, None, modern=False) if self.plain_calls else None
         try:
             if plain is not None:
-                result = await self._plain_result(scope, version, *plain)
+                result = await self._plain_answer(scope, context, connection, message, *plain)
             else:
                 result = await serve_one(
                     self.server, context, message.method, message.params,
@@ -552,16 +572,12 @@ class McpHttpApp:
             message_metadata=ServerMessageMetadata(request_context=request),
         )
         connection = Connection.from_envelope(route.protocol_version, route.client_info, route.client_capabilities)
-        plain = (
-            _plain_call(message, route.client_capabilities, modern=True)
-            if self.plain_calls and not recording()
-            else None
-        )
+        plain = _plain_call(message, route.client_capabilities, modern=True) if self.plain_calls else None
         reply: JSONRPCResponse | JSONRPCError
         status = 200
         try:
             if plain is not None:
-                result = await self._plain_result(scope, route.protocol_version, *plain, modern=True)
+                result = await self._plain_answer(scope, context, connection, message, *plain, modern=True)
             else:
                 result = await serve_one(
                     self.server, context, message.method, message.params,
@@ -574,6 +590,45 @@ class McpHttpApp:
         # The SDK's JSON, in UTF-8 rather than \u-escaped (Japanese results are a third of the bytes).
         body = reply.model_dump_json(by_alias=True, exclude_none=True)
         await Response(body, status_code=status, media_type="application/json")(scope, receive, send)
+
+    async def _plain_answer(
+        self,
+        scope,
+        context: _OneCallContext,
+        connection: Connection,
+        message: JSONRPCRequest,
+        name: str,
+        arguments: dict,
+        *,
+        modern: bool = False,
+    ) -> Any:
+        """`_plain_result`, and when this request's trace records, inside the server's middleware as the kernel runs
+        it around its handler (`Server.middleware`, the SDK's OpenTelemetry span first): the SDK's own MCP span, with
+        its attributes and status, without the kernel's validation and serialisation. The middleware's context is
+        the one the kernel builds for the call (its session, `_meta`, request); a plain call carries no
+        `requestState` and answers no `input_required`, so the request-state boundary passes it through."""
+        version = connection.protocol_version
+        if not recording():
+            return await self._plain_result(scope, version, name, arguments, modern=modern)
+
+        async def handler(_ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+            return await self._plain_result(scope, version, name, arguments, modern=modern)
+
+        meta = _request_meta(message.params)
+        ctx: ServerRequestContext[Any, Any] = ServerRequestContext(
+            session=ServerSession(context, connection, request_meta=meta),
+            lifespan_context=self.lifespan_state,
+            protocol_version=version,
+            method=message.method,
+            params=message.params,
+            request_id=message.id,
+            meta=meta,
+            request=context.message_metadata.request_context,
+        )
+        call: CallNext = handler
+        for middleware in reversed(self.server.middleware):
+            call = functools.partial(_through, middleware, call)
+        return await call(ctx)
 
     async def _plain_result(
         self, scope, version: str, name: str, arguments: dict, *, modern: bool = False

@@ -172,19 +172,26 @@ def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribu
                 "arguments": {"reservation_id": "r20990101001", "reservation_password": password},
             },
         }
-        answer = httpx2.post(
-            f"{url}/mcp",
-            json=call,
-            headers={
+
+        def post_mcp(message: dict, traced_as: str) -> httpx2.Response:
+            headers = {
                 "Authorization": f"Bearer {site.key}",
                 "Accept": "application/json, text/event-stream",
                 "MCP-Protocol-Version": "2025-11-25",
-                "traceparent": f"00-{trace_id}-{parent_id}-01",
-            },
-            timeout=30,
-        )
+                "traceparent": f"00-{traced_as}-{parent_id}-01",
+            }
+            return httpx2.post(f"{url}/mcp", json=message, headers=headers, timeout=30)
+
+        answer = post_mcp(call, trace_id)
         assert answer.status_code == 200 and answer.json()["result"]["isError"] is True  # no such reservation
         spans = spans_of(trace_id, once_named="tool get_reservation_details")
+        # The same call with a progress token: not a plain call, so the SDK's kernel answers it (the plain one went
+        # straight to the dispatcher inside the SDK's middleware): its MCP span must be the same.
+        kernel_trace_id = "6d0e0e47364bf92f3577b34da6a3ce92"
+        kernel_call = {**call, "params": {**call["params"], "_meta": {"progressToken": "p-1"}}}
+        kernel_answer = post_mcp(kernel_call, kernel_trace_id)
+        assert kernel_answer.json()["result"] == answer.json()["result"]
+        kernel_spans = spans_of(kernel_trace_id, once_named="tool get_reservation_details")
         # A Django view (/rpc) in a trace of its own: the entry, Django's span, the tool.
         rpc_trace_id = "5ce929d0e0e47364bf92f3577b34da6a"
         rpc_answer = httpx2.post(
@@ -209,7 +216,14 @@ def test_one_trace_per_request_joined_to_the_client_and_no_secret_in_any_attribu
     assert entry.name.startswith("POST") and entry.parent_span_id.hex() == parent_id
     if site.env.get("DATABASE_URL", "").startswith("postgres"):
         assert any(s.parent_span_id == tool.span_id for s in spans)  # the tool's queries
-    everything = " ".join(v for span in spans + rpc_spans for v in [span.name, *attribute_values(span)])
+    kernel_by_id = {span.span_id: span for span in kernel_spans}
+    kernel_tool = next(s for s in kernel_spans if s.name == "tool get_reservation_details")
+    kernel_sdk = kernel_by_id[kernel_tool.parent_span_id]
+    assert OtlpReceiver.scopes[sdk.span_id] == OtlpReceiver.scopes[kernel_sdk.span_id] == "mcp-python-sdk"
+    assert (kernel_sdk.name, kernel_sdk.kind, kernel_sdk.status) == (sdk.name, sdk.kind, sdk.status)
+    assert sorted(map(str, kernel_sdk.attributes)) == sorted(map(str, sdk.attributes))
+    assert kernel_by_id[kernel_sdk.parent_span_id].name.startswith("POST")
+    everything = " ".join(v for span in spans + kernel_spans + rpc_spans for v in [span.name, *attribute_values(span)])
     assert password not in everything
     assert site.key not in everything and site.key[:16] not in everything
     assert json.dumps(call["params"]["arguments"]) not in everything

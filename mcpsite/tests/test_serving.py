@@ -259,31 +259,43 @@ async def test_plain_calls_skip_the_sdk_kernel(make_api_key, monkeypatch):
     """A plain tools/call goes straight to the dispatcher (the SDK kernel's validation, middleware and result
     serialisation were a third of a call's CPU, bench_serving); test_direct_tools_call_answers_exactly_as_the_sdk
     holds its answers to the SDK's. Anything else (an unknown tool, a progress token, invalid params) still runs the
-    kernel. Control: with plain calls off, every call runs it."""
+    kernel. A request whose trace records takes the same path, inside the server's middleware (the SDK's span), and
+    gets the same answers. Control: with plain calls off, every call runs the kernel."""
     from mcpsite.mcp import http
 
     (_key, raw) = await sync_to_async(make_api_key)(rate="1000/m")
-    kernel = []
+    kernel, middleware = [], []
     serve_one = http.serve_one
 
     async def counted(*args, **kwargs):
         kernel.append(1)
         return await serve_one(*args, **kwargs)
 
+    async def observed(ctx, call_next):
+        middleware.append(ctx.method)
+        return await call_next(ctx)
+
     monkeypatch.setattr(http, "serve_one", counted)
     tool_calls = [i for i, (message, _) in enumerate(ANSWER_CASES[:14]) if "id" in message]
+    answers: dict[tuple[bool, bool], list] = {}
     async with running_site() as app:
-        for plain_calls in (True, False):
+        app.mcp.server.middleware.append(observed)
+        for plain_calls, recording in ((True, False), (True, True), (False, False)):
+            monkeypatch.setattr(http, "recording", lambda recording=recording: recording)
             app.mcp.plain_calls = plain_calls
-            through_kernel = []
+            through_kernel, through_middleware, answers[plain_calls, recording] = [], [], []
             for index in tool_calls:
                 message, headers = ANSWER_CASES[index]
-                before = len(kernel)
-                await request(app, raw, message, headers=headers)
+                before, seen = len(kernel), len(middleware)
+                answers[plain_calls, recording].append(await request(app, raw, message, headers=headers))
                 if len(kernel) > before:
                     through_kernel.append(index)
+                if len(middleware) > seen:
+                    through_middleware.append(index)
             expected = [i for i in tool_calls if i not in PLAIN_CASES] if plain_calls else tool_calls
-            assert through_kernel == expected, plain_calls
+            assert through_kernel == expected, (plain_calls, recording)
+            assert through_middleware == (tool_calls if recording or not plain_calls else expected)
+    assert answers[True, True] == answers[True, False] == answers[False, False]
 
 
 @pytest.mark.anyio
