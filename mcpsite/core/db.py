@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection as default_connection
 from django.db import connections, router
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import DateTimeField, Model, QuerySet
+from django.db.models import DateTimeField, Field, Model, QuerySet
 
 
 def _postgresql(connection: BaseDatabaseWrapper) -> bool:
@@ -128,14 +128,16 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
     """
     connection = connections[router.db_for_write(model)]
     meta, quote = model._meta, connection.ops.quote_name
-    columns = [meta.get_field(name) for name in fields]
+    columns = [field for name in fields if isinstance(field := meta.get_field(name), Field)]
+    assert len(columns) == len(fields), "only concrete fields have columns"
     adapt = [i for i, field in enumerate(columns) if isinstance(field, DateTimeField)]
     if adapt:
-        rows = [list(row) for row in rows]
-        for row in rows:
+        adapted = [list(row) for row in rows]
+        for row in adapted:
             for i in adapt:
                 row[i] = connection.ops.adapt_datetimefield_value(row[i])
-    names = ", ".join(quote(field.column) for field in columns)
+        rows = adapted
+    names = ", ".join(quote(str(field.column)) for field in columns)
     marks = ", ".join(["%s"] * len(columns))
     with connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({marks})", rows)  # noqa: S608

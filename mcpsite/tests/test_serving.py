@@ -595,10 +595,10 @@ def test_production_settings_pass_check_deploy(tmp_path):
     assert "no issues" in done.stdout
 
 
-@pytest.mark.parametrize(
-    "value",
-    [1e-7, 1e16, 1e22, 0.1, -0.0, 5e-324, 123456789.123, 2**63 - 1, "é日本\u2028", "\x00\x1f\x7f</", None, [], {"a": None}],
-)
+REPLY_VALUES = [1e-7, 1e16, 1e22, 0.1, -0.0, 5e-324, 123456789.123, 2**63 - 1, "é日本\u2028", "\x00\x1f</", None]
+
+
+@pytest.mark.parametrize("value", [*REPLY_VALUES, [], {"a": None}])
 def test_a_plain_reply_is_written_as_the_sdk_reply_model_writes_it(value):
     """http._plain_reply writes a plain call's reply in one orjson pass: the same bytes as the SDK's reply model, as
     the 2025-11-25 path (exclude_unset) and the 2026-07-28 path (exclude_none) dump it."""
