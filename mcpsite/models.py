@@ -59,8 +59,9 @@ class ApiKey(models.Model):
         return group in self.scopes
 
     def audit_fields(self) -> dict:
-        """What a ToolCall records of the credential that made it (an OAuth token records its client instead)."""
-        return {"api_key": self, "user_id": self.owner_id}
+        """What a ToolCall records of the credential that made it, by attname (an OAuth token records its client
+        instead)."""
+        return {"api_key_id": self.pk, "user_id": self.owner_id}
 
 
 class ToolCallOutcome(models.TextChoices):

@@ -1,5 +1,6 @@
 """What the database behind a connection can do, asked by name in this one module; and the platform's few statements
-below the ORM (docs/decisions/0012-raw-sql.md), each of a kind the ORM has no expression for.
+below the ORM (docs/decisions/0012-raw-sql.md): each of a kind the ORM has no expression for, or (`insert_rows`) one
+that a benchmark's goal needs.
 
 Code that takes a backend-specific path asks one of these (or Django's `connection.features`, where it already names
 the capability: `has_select_for_update`, `supports_transactions`, ...), never `connection.vendor` itself: the reason
@@ -7,11 +8,13 @@ for the branch is then in its name, and a third backend is added here (docs/deci
 runs on PostgreSQL and on SQLite. Migrations ask through `RunSQLOn` (mcpsite/core/migrations.py) instead.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection as default_connection
+from django.db import connections, router
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import QuerySet
+from django.db.models import DateTimeField, Field, Model, QuerySet
 
 
 def _postgresql(connection: BaseDatabaseWrapper) -> bool:
@@ -110,3 +113,31 @@ def nearest_rank_p95(histogram: QuerySet[Any, Any], connection: BaseDatabaseWrap
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Insert `rows` (values in the order of `fields`, attnames such as `api_key_id`) into `model`'s table: one
+    INSERT run by the driver's `executemany`, on the database the router writes `model` to, in the caller's
+    transaction. Datetimes are adapted as the ORM adapts them; every other value must be one the driver takes as it
+    is (str, int, None), since nothing else is converted.
+
+    For the audit rows of every tool call (dispatch.AuditBuffer): `bulk_create` cost about 32 us a row where this
+    costs about 10, and bench/bench_serving.py's ratio (README: MCP ÷ bare, goal >= 0.80) missed its goal with it
+    (docs/decisions/0012-raw-sql.md). No model logic runs (no `save()`, no signals, no field defaults): the caller
+    gives every column that has no database default.
+    """
+    connection = connections[router.db_for_write(model)]
+    meta, quote = model._meta, connection.ops.quote_name
+    columns = [field for name in fields if isinstance(field := meta.get_field(name), Field)]
+    assert len(columns) == len(fields), "only concrete fields have columns"
+    adapt = [i for i, field in enumerate(columns) if isinstance(field, DateTimeField)]
+    if adapt:
+        adapted = [list(row) for row in rows]
+        for row in adapted:
+            for i in adapt:
+                row[i] = connection.ops.adapt_datetimefield_value(row[i])
+        rows = adapted
+    names = ", ".join(quote(str(field.column)) for field in columns)
+    marks = ", ".join(["%s"] * len(columns))
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({marks})", rows)  # noqa: S608

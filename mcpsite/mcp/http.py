@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import orjson
 import pydantic_core
 from django.conf import settings
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -416,6 +417,17 @@ def _through(middleware: ServerMiddleware[Any], call_next: CallNext, ctx: Server
     return middleware(ctx, call_next)
 
 
+def _plain_reply(request_id: RequestId, result: dict[str, Any]) -> bytes | None:
+    """The JSON-RPC reply of a plain call's `result` as the SDK's reply model writes it (the same bytes: compact,
+    UTF-8, keys in order, floats in shortest form; tests/test_serving.py), in one orjson pass: the model's
+    validation and serialisation of the result were a third of the event loop's work on a plain call (callgrind).
+    None where orjson refuses a value (an integer past 64 bits): the model writes that reply."""
+    try:
+        return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+    except orjson.JSONEncodeError:
+        return None
+
+
 class McpHttpApp:
     def __init__(self, info: ServerInfo | None = None) -> None:
         """`info`: the serverInfo this app's endpoints state (the site's by default)."""
@@ -447,9 +459,11 @@ class McpHttpApp:
         self.direct_modern_call = True
         # Of those, a plain call (`_plain_call`) goes straight to the dispatcher and is answered with the kernel's
         # result shape (the kernel's validation, middleware and serialisation were a third of a call's CPU,
-        # bench/bench_serving.py); when the request's trace records, inside the server's middleware (`_plain_answer`:
+        # bench/bench_serving.py); when the request's trace records, inside the server's middleware (`_plain_traced`:
         # the SDK's MCP span first), as the kernel runs it.
         self.plain_calls = True
+        # The SDK's serverInfo stamp (a copy each access, fixed at construction): taken once, only ever serialised.
+        self.server_info_stamp = self.server.server_info_stamp
         self.listen_streams = ListenStreams()
         self.key_sessions = KeySessions(settings.MCP_SESSION_IDLE_TIMEOUT)
         self.lifespan_state: Any = None
@@ -531,17 +545,25 @@ class McpHttpApp:
         mapping, the same JSON body and headers. tests/test_serving.py compares the two answer for answer."""
         request = Request(scope, receive)
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER) or DEFAULT_NEGOTIATED_VERSION
-        context = _OneCallContext(
-            transport=TransportContext(kind="streamable-http", can_send_request=False),
-            request_id=message.id,
-            message_metadata=ServerMessageMetadata(request_context=request, can_send_request=False),
-            progress_token=progress_token_from_params(message.params),
-        )
-        connection = Connection.from_envelope(version, None, None)
         plain = _plain_call(message, None, modern=False) if self.plain_calls else None
+        traced = plain is not None and recording()
+        if plain is None or traced:  # the kernel's context and connection: for it, or for its middleware around a
+            # traced plain call (built for nothing else: callgrind, 0.2 M a call)
+            context = _OneCallContext(
+                transport=TransportContext(kind="streamable-http", can_send_request=False),
+                request_id=message.id,
+                message_metadata=ServerMessageMetadata(request_context=request, can_send_request=False),
+                progress_token=progress_token_from_params(message.params),
+            )
+            connection = Connection.from_envelope(version, None, None)
+        body: bytes | None = None
         try:
             if plain is not None:
-                result = await self._plain_answer(scope, context, connection, message, *plain)
+                if traced:
+                    result = await self._plain_traced(scope, context, connection, message, *plain)
+                else:
+                    result = await self._plain_result(scope, version, *plain)
+                body = _plain_reply(message.id, result)
             else:
                 result = await serve_one(
                     self.server, context, message.method, message.params,
@@ -554,9 +576,9 @@ class McpHttpApp:
                 logger.exception("handler for %r raised", message.method)
                 error = ErrorData(code=0, message=str(exc))
             reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-        response = Response(
-            reply.model_dump_json(by_alias=True, exclude_unset=True), headers={"Content-Type": CONTENT_TYPE_JSON}
-        )
+        if body is None:
+            body = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        response = Response(body, headers={"Content-Type": CONTENT_TYPE_JSON})
         await response(scope, receive, send)
 
     async def _answer_modern_call(self, scope, call: _ModernCall, receive, send) -> None:
@@ -564,20 +586,27 @@ class McpHttpApp:
         the SDK's error-code table), without its per-request task group and response stream: the same kernel
         (`serve_one`) on a connection built from the request's envelope. tests/test_modern.py compares the two
         answer for answer (status, content type, JSON value)."""
-        request = Request(scope, receive)
         message, route = call.message, call.route
-        context = _OneCallContext(
-            transport=TransportContext(kind="streamable-http", can_send_request=False, headers=request.headers),
-            request_id=message.id,
-            message_metadata=ServerMessageMetadata(request_context=request),
-        )
-        connection = Connection.from_envelope(route.protocol_version, route.client_info, route.client_capabilities)
         plain = _plain_call(message, route.client_capabilities, modern=True) if self.plain_calls else None
+        traced = plain is not None and recording()
+        if plain is None or traced:  # the kernel's context and connection: for it, or for its middleware
+            request = Request(scope, receive)
+            context = _OneCallContext(
+                transport=TransportContext(kind="streamable-http", can_send_request=False, headers=request.headers),
+                request_id=message.id,
+                message_metadata=ServerMessageMetadata(request_context=request),
+            )
+            connection = Connection.from_envelope(route.protocol_version, route.client_info, route.client_capabilities)
         reply: JSONRPCResponse | JSONRPCError
         status = 200
+        body: bytes | None = None
         try:
             if plain is not None:
-                result = await self._plain_answer(scope, context, connection, message, *plain, modern=True)
+                if traced:
+                    result = await self._plain_traced(scope, context, connection, message, *plain, modern=True)
+                else:
+                    result = await self._plain_result(scope, route.protocol_version, *plain, modern=True)
+                body = _plain_reply(message.id, result)
             else:
                 result = await serve_one(
                     self.server, context, message.method, message.params,
@@ -588,10 +617,11 @@ class McpHttpApp:
             reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=modern_error_data(exc))
             status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
         # The SDK's JSON, in UTF-8 rather than \u-escaped (Japanese results are a third of the bytes).
-        body = reply.model_dump_json(by_alias=True, exclude_none=True)
+        if body is None:
+            body = reply.model_dump_json(by_alias=True, exclude_none=True).encode()
         await Response(body, status_code=status, media_type="application/json")(scope, receive, send)
 
-    async def _plain_answer(
+    async def _plain_traced(
         self,
         scope,
         context: _OneCallContext,
@@ -602,14 +632,12 @@ class McpHttpApp:
         *,
         modern: bool = False,
     ) -> Any:
-        """`_plain_result`, and when this request's trace records, inside the server's middleware as the kernel runs
-        it around its handler (`Server.middleware`, the SDK's OpenTelemetry span first): the SDK's own MCP span, with
+        """`_plain_result` for a request whose trace records: inside the server's middleware as the kernel runs it
+        around its handler (`Server.middleware`, the SDK's OpenTelemetry span first): the SDK's own MCP span, with
         its attributes and status, without the kernel's validation and serialisation. The middleware's context is
         the one the kernel builds for the call (its session, `_meta`, request); a plain call carries no
         `requestState` and answers no `input_required`, so the request-state boundary passes it through."""
         version = connection.protocol_version
-        if not recording():
-            return await self._plain_result(scope, version, name, arguments, modern=modern)
 
         async def handler(_ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
             return await self._plain_result(scope, version, name, arguments, modern=modern)
@@ -647,7 +675,7 @@ class McpHttpApp:
         if modern:  # the SDK's stamp: on a `_meta` that has none (an explicit null counts as none)
             meta = result.get("_meta")
             if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
-                result["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+                result["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self.server_info_stamp}
         return result
 
     async def _count_request(self, body: bytes, send, api_key) -> bool:

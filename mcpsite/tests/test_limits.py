@@ -188,3 +188,36 @@ def test_the_prune_command_deletes_spent_windows(rate_clock):
     out = StringIO()
     call_command("prune_rate_windows", stdout=out)
     assert "Deleted 1 " in out.getvalue()
+
+
+def _on_sqlite() -> bool:
+    from django.db import connection
+
+    from mcpsite.core.db import has_one_writer
+
+    return has_one_writer(connection)
+
+
+@pytest.mark.skipif("not _on_sqlite()", reason="SQLite's take (SqliteStore)")
+def test_on_sqlite_an_admitted_take_is_one_statement_and_a_refused_one_decides_in_a_transaction(rate_clock):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from mcpsite.models import RateSlot, RateWindow
+
+    assert isinstance(limits._store(), limits.SqliteStore)
+    assert not over_limit(group="t", key="one", rate="2/m")  # makes the window (the transaction path)
+    with CaptureQueriesContext(connection) as queries:
+        assert not over_limit(group="t", key="one", rate="2/m")
+    assert len(queries.captured_queries) == 1  # the UPDATE; its trigger wrote the slot
+    assert list(RateSlot.objects.filter(bucket="t:2/60:one").order_by("slot").values_list("slot", "at")) == [
+        (0, T0),
+        (1, T0),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        assert over_limit(group="t", key="one", rate="2/m")
+    assert len(queries.captured_queries) > 1  # refused: the transaction path read the wait
+    rate_clock.now += 60
+    assert not over_limit(group="t", key="one", rate="2/m")  # the oldest slot left the window: the UPDATE admits
+    assert RateWindow.objects.get(bucket="t:2/60:one").next_slot == 1
+    assert RateSlot.objects.get(bucket="t:2/60:one", slot=0).at == T0 + 60

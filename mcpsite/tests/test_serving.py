@@ -605,3 +605,27 @@ def test_production_settings_pass_check_deploy(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no issues" in done.stdout
+
+
+REPLY_VALUES = [1e-7, 1e16, 1e22, 0.1, -0.0, 5e-324, 123456789.123, 2**63 - 1, "é日本\u2028", "\x00\x1f</", None]
+
+
+@pytest.mark.parametrize("value", [*REPLY_VALUES, [], {"a": None}])
+def test_a_plain_reply_is_written_as_the_sdk_reply_model_writes_it(value):
+    """http._plain_reply writes a plain call's reply in one orjson pass: the same bytes as the SDK's reply model, as
+    the 2025-11-25 path (exclude_unset) and the 2026-07-28 path (exclude_none) dump it."""
+    from mcp_types import JSONRPCResponse
+
+    from mcpsite.mcp.http import _plain_reply
+
+    result = {"content": [{"text": "x", "type": "text"}], "isError": False, "structuredContent": {"v": value}}
+    reply = JSONRPCResponse(jsonrpc="2.0", id=7, result=result)
+    assert _plain_reply(7, result) == reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    assert _plain_reply(7, result) == reply.model_dump_json(by_alias=True, exclude_none=True).encode()
+    assert _plain_reply("a", {}) == JSONRPCResponse(jsonrpc="2.0", id="a", result={}).model_dump_json().encode()
+
+
+def test_a_plain_reply_orjson_cannot_write_is_left_to_the_model():
+    from mcpsite.mcp.http import _plain_reply
+
+    assert _plain_reply(1, {"structuredContent": {"v": 2**70}}) is None
