@@ -33,7 +33,7 @@ from mcpsite.mcp.interaction import Interaction
 from mcpsite.mcp.server import build_server
 from mcpsite.models import ToolCall
 from merchant.catalog import seed_products
-from reminders import services as reminders_services
+from reminders import selectors as reminders_selectors
 from reminders.models import Contact, Message
 
 from .concurrency import needs_concurrent_writers, run_together
@@ -551,16 +551,16 @@ def test_two_sends_of_one_card_at_once_store_one_message(api_key, hanako, monkey
     token = _card(_send(key))["token"]
     barrier = threading.Barrier(2)
     looked = threading.local()
-    real = reminders_services._message_confirmed
+    real = reminders_selectors.message_confirmed
 
-    def look(draft, confirmation_key):
-        found = real(draft, confirmation_key)
+    def look(*, owner, key):
+        found = real(owner=owner, key=key)
         if not getattr(looked, "once", False):  # each thread's first look only (the loser looks again)
             looked.once = True
             barrier.wait(timeout=30)
         return found
 
-    monkeypatch.setattr(reminders_services, "_message_confirmed", look)
+    monkeypatch.setattr(reminders_selectors, "message_confirmed", look)
 
     def press(_i):
         base = dispatch.call_context(transport="test", api_key=key)

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from mcpsite.tests.concurrency import needs_concurrent_writers, run_together
-from reminders import services
+from reminders import selectors, services
 from reminders.models import Message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,17 +23,17 @@ def both_past_the_check(monkeypatch):
     barrier = threading.Barrier(2)
     looked = threading.local()
     found_first: list = []
-    real = services._message_confirmed
+    real = selectors.message_confirmed
 
-    def look(draft, key):
-        found = real(draft, key)
+    def look(*, owner, key):
+        found = real(owner=owner, key=key)
         if not getattr(looked, "once", False):
             looked.once = True
             found_first.append(found)
             barrier.wait(timeout=30)
         return found
 
-    monkeypatch.setattr(services, "_message_confirmed", look)
+    monkeypatch.setattr(selectors, "message_confirmed", look)
     return found_first
 
 
