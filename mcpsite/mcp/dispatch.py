@@ -11,6 +11,7 @@ import asyncio
 import atexit
 import contextlib
 import contextvars
+import datetime
 import functools
 import logging
 import math
@@ -21,7 +22,7 @@ import weakref
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
@@ -352,18 +353,15 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
                 "duration_ms": round(seconds * 1000, 1),
             },
         )
-    who = ctx.api_key.audit_fields() if ctx.api_key is not None else {}
-    row = (
-        timezone.now(),
-        who.get("api_key_id"),
-        who.get("user_id"),
-        who.get("oauth_client_id"),
-        ctx.transport,
-        tool,
-        int(seconds * 1000),
-        outcome,
-        error_code,
-        ctx.request_id,
+    row = AuditRow(
+        created_at=timezone.now(),
+        transport=ctx.transport,
+        tool=tool,
+        duration_ms=int(seconds * 1000),
+        outcome=outcome,
+        error_code=error_code,
+        request_id=ctx.request_id,
+        **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
     )
     if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
         audit_buffer.add(row)
@@ -371,22 +369,29 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
         _audit_write([row])
 
 
-# A ToolCall row as `audit` buffers it: the values of these fields (a model instance per call cost more than the
-# insert, bench/bench_serving.py).
-AUDIT_FIELDS = (
-    "created_at", "api_key_id", "user_id", "oauth_client_id", "transport", "tool", "duration_ms", "outcome",
-    "error_code", "request_id",
-)  # fmt: skip
-AuditRow = tuple[Any, ...]
+class AuditRow(NamedTuple):
+    """A ToolCall row as `audit` buffers it, by attname (a model instance per call cost more than the insert,
+    bench/bench_serving.py); the credential's fields are what its `audit_fields()` gives."""
+
+    created_at: datetime.datetime
+    transport: str
+    tool: str
+    duration_ms: int
+    outcome: str
+    error_code: str
+    request_id: str
+    api_key_id: int | None = None
+    user_id: int | None = None
+    oauth_client_id: int | None = None
 
 
 def _audit_write(rows: list[AuditRow]) -> None:
     try:
         with transaction.atomic():
             commit_without_flush_wait()
-            insert_rows(ToolCall, AUDIT_FIELDS, rows)
+            insert_rows(ToolCall, AuditRow._fields, rows)
     except Exception:  # the audit must never turn a finished call into a failure
-        logger.exception("Could not record %d tool call(s), e.g. request %s", len(rows), rows[0][-1])
+        logger.exception("Could not record %d tool call(s), e.g. request %s", len(rows), rows[0].request_id)
 
 
 class AuditBuffer:
