@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -28,8 +29,9 @@ def scope(path: str = "/mcp", method: str = "POST", query: bytes = b"", tracepar
             "http_version": "1.1", "headers": headers, "client": ("192.0.2.7", 40000)}  # fmt: skip
 
 
-def serve(sampler: Sampler, request: dict, status: int = 200) -> tuple[list, list]:
-    """Run one request through TracedEntry; returns the finished spans and the `send` callables the app was given."""
+def serve(sampler: Sampler, request: dict, status: int = 200, seen: list | None = None) -> tuple[list, list]:
+    """Run one request through TracedEntry; returns the finished spans and the `send` callables the app was given.
+    `seen` gets whether the instrumentations (psycopg's, requests') were enabled inside the app."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider(sampler=sampler)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -37,6 +39,8 @@ def serve(sampler: Sampler, request: dict, status: int = 200) -> tuple[list, lis
 
     async def app(scope, receive, send) -> None:
         sends.append(send)
+        if seen is not None:
+            seen.append(is_instrumentation_enabled())
         await send({"type": "http.response.start", "status": status, "headers": []})
         await send({"type": "http.response.body", "body": SECRET.encode()})
 
@@ -88,6 +92,16 @@ def test_a_request_the_sampler_leaves_out_records_nothing_and_keeps_the_servers_
     # Control: sampled, the app's send is the entry's own, which records the status.
     spans, sends = serve(ParentBased(ALWAYS_ON), scope())
     assert len(spans) == 1 and sends[0].__qualname__ != "serve.<locals>.send"
+
+
+def test_the_instrumentations_stand_aside_for_a_request_the_sampler_leaves_out():
+    """psycopg's would otherwise wrap each of its queries in a span that does not record; after the request, they
+    are on again."""
+    seen: list[bool] = []
+    serve(ALWAYS_OFF, scope(), seen=seen)
+    serve(ParentBased(ALWAYS_ON), scope(traceparent=f"00-{TRACE_ID}-{PARENT_ID}-00"), seen=seen)
+    serve(ALWAYS_ON, scope(), seen=seen)  # control: a sampled request's queries are traced
+    assert seen == [False, False, True] and is_instrumentation_enabled()
 
 
 def test_the_default_sampler_follows_the_client_and_samples_a_tenth_of_the_rest(monkeypatch):
