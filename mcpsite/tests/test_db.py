@@ -122,3 +122,24 @@ def test_the_capabilities_of_each_backend():
                 "SELECT count(*) FROM pg_proc WHERE proname IN ('cinema_reservation_id_next', 'mcpsite_rate_take')"
             )
             assert cursor.fetchone() == (2,)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_repeated_statement_is_planned_as_a_prepared_statement():
+    """Server-side binding (settings.py, DATABASE_SERVER_SIDE_BINDING): from its second run on a connection, a
+    statement runs as a prepared statement of that connection, its values bound by the server."""
+    from cinema.models import Schedule
+
+    assert connection.features.uses_server_side_binding
+    shows = Schedule.objects.filter(public_id="S-none")
+    for _ in range(3):
+        list(shows.all())
+    sql, params = shows.query.sql_with_params()
+    assert params == ("S-none",)
+    prepared = sql % "$1"  # as psycopg sends it
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT custom_plans + generic_plans FROM pg_prepared_statements WHERE statement = %s", [prepared]
+        )
+        assert cursor.fetchall() == [(2,)]  # the first run counted, the next two ran the prepared statement
