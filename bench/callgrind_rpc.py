@@ -2,10 +2,10 @@
 
 The site runs in one process and is called through its ASGI application (no uvicorn), as
 bench/callgrind_observability.py calls `/mcp`: 30 calls to warm up, then `--calls` calls counted. One request
-thread, one tool thread and the audit rows written by count, so instruction counts repeat from run to run whatever
-else the machine runs. `--profile` samples the same calls with py-spy instead (no valgrind) and prints the inclusive
-share of each layer around the view: Django's handler and middleware chain, DRF's APIView where the view is one, the
-view's own code.
+thread, one tool thread, the audit rows written by count, the key cache never expiring and a fixed hash seed, so
+instruction counts repeat from run to run whatever else the machine runs. `--profile` samples the same calls with
+py-spy instead (no valgrind) and prints the inclusive share of each layer around the view: Django's handler and
+middleware chain, DRF's APIView where the view is one, the view's own code.
 
     .venv/bin/python bench/callgrind_rpc.py [--calls 200] [--database sqlite|postgres] [--profile]
 """
@@ -129,8 +129,10 @@ def main() -> None:
     args = parser.parse_args()
     env = site_env(start_postgres() if args.database == "postgres" else None)
     key = prepare(env)
+    # What runs by the clock or by hash order would make the count differ from run to run: the key cache's expiry
+    # (under callgrind 5 s pass every few calls), the audit flush, dict and set order.
     env.update(MCP_TOOL_THREADS="1", DJANGO_REQUEST_THREADS="1", MCP_AUDIT_FLUSH_SECONDS="100000",
-               MCP_AUDIT_BUFFER_ROWS="100")  # fmt: skip
+               MCP_AUDIT_BUFFER_ROWS="100", MCP_API_KEY_CACHE_SECONDS="100000", PYTHONHASHSEED="0")  # fmt: skip
     command = [sys.executable, __file__, "--inner", str(args.calls), key]
     if args.profile:
         raw = f"{tempfile.mkdtemp(prefix='py-spy-rpc-')}/rpc.txt"
