@@ -137,7 +137,13 @@ def main() -> None:
                "OTEL_BSP_SCHEDULE_DELAY": "100000000"}  # fmt: skip
     every = {**sampled, "OTEL_TRACES_SAMPLER": "parentbased_always_on"}
     left_out = {**sampled, "OTEL_TRACES_SAMPLER": "parentbased_always_off"}  # what a request left out costs
-    configs = {"off": env, "metrics": metrics, "traces-default": sampled, "traces-every": every, "traces-left-out": left_out}
+    configs = {
+        "off": env,
+        "metrics": metrics,
+        "traces-default": sampled,
+        "traces-every": every,
+        "traces-left-out": left_out,
+    }
     if args.only:
         configs = {name: config for name, config in configs.items() if any(part in name for part in args.only)}
     out_dir = args.keep or tempfile.mkdtemp(prefix="callgrind-")

@@ -31,7 +31,7 @@ urlpatterns = [
     path("oauth/login/", views.SignInView.as_view(), name="login"),
     path("oauth/authorize/", views.ConsentView.as_view(), name="authorize"),
     path("oauth/connections/", views.ConnectionsView.as_view(), name="connections"),
-    path("oauth/token/", dot.TokenView.as_view(), name="token"),
+    path("oauth/token/", views.TokenView.as_view(), name="token"),
     path("oauth/revoke/", dot.RevokeTokenView.as_view(), name="revoke-token"),
     path("oauth/register/", views.RegistrationView.as_view(), name="dcr-register"),
     path(

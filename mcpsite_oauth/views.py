@@ -4,6 +4,7 @@ protected resource metadata of `/mcp`."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 from collections.abc import Iterable
@@ -14,20 +15,24 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponseBadRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse_lazy
 from django.utils import timezone
 from django.utils.csp import CSP
+from django.utils.decorators import method_decorator
 from django.utils.timesince import timesince
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.generic import TemplateView
 from django.views.generic.base import ContextMixin
+from oauth2_provider import views as dot
 from oauth2_provider.exceptions import OAuthToolkitError
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import get_access_token_model, get_application_model
 from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.signals import app_authorized
 from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
 from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationManagementView,
@@ -331,3 +336,27 @@ class ConnectionsView(AdminStyleMixin, LoginRequiredMixin, TemplateView):
         if application_id.isdigit():
             client_access_revoke(application_ids=[int(application_id)], user=request.user)
         return redirect("oauth2_provider:connections")
+
+
+class TokenView(dot.TokenView):
+    """django-oauth-toolkit's token endpoint, answering what it issued even when a concurrent reuse revoked it.
+
+    Of concurrent requests with one code or refresh token, the first issues tokens and the others, finding it used,
+    revoke what it gave (McpOAuth2Validator.save_bearer_token: a reused code or refresh token has leaked). That can
+    land between the first's commit and its reading the new access token back for the `app_authorized` signal,
+    where the toolkit's `objects.get` raised DoesNotExist: a 500. Here the signal goes out for a token that still
+    exists, and the answer stands (its tokens are revoked like the rest of their family: the client signs in again).
+    """
+
+    @method_decorator(sensitive_post_parameters("password", "client_secret"))
+    def authorization_flow_token_response(self, request, *args, **kwargs) -> HttpResponse:
+        _url, headers, body, status = self.create_token_response(request)
+        if status == 200 and (access_token := json.loads(body).get("access_token")) is not None:
+            checksum = hashlib.sha256(access_token.encode()).hexdigest()
+            token = get_access_token_model().objects.filter(token_checksum=checksum).first()
+            if token is not None:
+                app_authorized.send(sender=self, request=request, token=token)
+        response = HttpResponse(content=body, status=status)
+        for name, value in headers.items():
+            response[name] = value
+        return response

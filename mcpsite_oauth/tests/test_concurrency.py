@@ -10,10 +10,13 @@ import logging
 
 import pytest
 from django.test import Client
+from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauth2_provider.views import TokenView as ToolkitTokenView
 
 from mcpsite.tests.concurrency import run_together
 from mcpsite_oauth.validators import McpOAuth2Validator
+from mcpsite_oauth.views import TokenView
 
 from .test_authorization import consent, exchange, hanako, pkce, redirect_query, refresh, register  # noqa: F401
 
@@ -73,3 +76,36 @@ def test_control_the_toolkit_alone_fails_concurrent_refreshes(client, hanako, mo
         if errors or _outcomes(results) != [(200, None)] + [(400, "invalid_grant")] * (THREADS - 1):
             return
     pytest.fail("three rounds of eight concurrent refreshes all went through cleanly without the lock")
+
+
+def _revoked_as_it_answers(monkeypatch, view) -> None:
+    """The interleaving the races above can meet: a concurrent reuse revokes the tokens a refresh issued between
+    its commit and the view reading the new access token back."""
+    issue = view.create_token_response
+
+    def issue_then_revoked(self, request):
+        answer = issue(self, request)
+        get_refresh_token_model().objects.get(revoked=None).revoke()
+        return answer
+
+    monkeypatch.setattr(view, "create_token_response", issue_then_revoked)
+
+
+def test_a_refresh_revoked_by_a_concurrent_reuse_still_gets_its_answer(client, hanako, monkeypatch):  # noqa: F811
+    client_id, code, verifier = _issued(client, hanako)
+    refresh_token = exchange(client, client_id, code, verifier).json()["refresh_token"]
+    _revoked_as_it_answers(monkeypatch, TokenView)
+    response = refresh(Client(), client_id, refresh_token)
+    assert response.status_code == 200 and response.json()["refresh_token"] != refresh_token
+
+
+def test_control_the_toolkits_token_view_fails_there(client, hanako, monkeypatch):  # noqa: F811
+    """Its read-back after the answer (`objects.get`) raises when the token is gone: the 500 the view above avoids."""
+    client_id, code, verifier = _issued(client, hanako)
+    refresh_token = exchange(client, client_id, code, verifier).json()["refresh_token"]
+    _revoked_as_it_answers(monkeypatch, ToolkitTokenView)
+    monkeypatch.setattr(
+        TokenView, "authorization_flow_token_response", ToolkitTokenView.authorization_flow_token_response
+    )
+    with pytest.raises(get_access_token_model().DoesNotExist):
+        refresh(Client(raise_request_exception=True), client_id, refresh_token)
