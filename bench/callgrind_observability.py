@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,18 +33,30 @@ WARM_UP = 30
 
 def inner(calls: int, key: str) -> None:
     """In the process under callgrind: the site's ASGI application, called directly."""
-    import mcpsite.asgi
-    from mcpsite import tracing
-
-    app = mcpsite.asgi.application
     from bench_serving import CALL, MCP_HEADERS
+
+    from mcpsite import tracing
 
     body = json.dumps(CALL).encode()
     headers = [(k.lower().encode(), v.encode()) for k, v in MCP_HEADERS.items()]
     headers += [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Bearer {key}".encode()),
                 (b"content-length", str(len(body)).encode()), (b"user-agent", b"wrk")]  # fmt: skip
+
+    def counted(option: str) -> None:
+        tracing.force_flush()
+        control(option)
+
+    asgi_calls("/mcp", headers, body, calls, lambda: counted("-z"), lambda: counted("-d"))
+
+
+def asgi_calls(path: str, headers: list, body: bytes, calls: int, before: Callable, after: Callable) -> None:
+    """The site's ASGI application (lifespan started) called WARM_UP times, then `before()`, `calls` counted calls
+    (each must answer 200) and `after()`."""
+    import mcpsite.asgi
+
+    app = mcpsite.asgi.application
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": "/mcp", "raw_path": b"/mcp", "query_string": b"", "root_path": "", "headers": headers,
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
              "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000)}  # fmt: skip
 
     async def call() -> None:
@@ -79,12 +92,10 @@ def inner(calls: int, key: str) -> None:
         await started.wait()
         for _ in range(WARM_UP):
             await call()
-        tracing.force_flush()
-        control("-z")
+        before()
         for _ in range(calls):
             await call()
-        tracing.force_flush()
-        control("-d")
+        after()
         await queue.put({"type": "lifespan.shutdown"})
         await lifespan
 

@@ -13,7 +13,6 @@ middleware chain, DRF's APIView where the view is one, the view's own code.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_serving import prepare, site_env, start_postgres  # noqa: E402
-from callgrind_observability import WARM_UP, control, instructions  # noqa: E402
+from callgrind_observability import asgi_calls, control, instructions  # noqa: E402
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "get_seat_availability", "params": {"schedule_id": "s001"}}
 # (label, qualified function): py-spy samples with the function in their stack, as a share of the request's samples
@@ -49,60 +48,15 @@ LAYERS = [
 
 
 def inner(calls: int, key: str, profile: bool) -> None:
-    """In the measured process: the site's ASGI application, called directly."""
-    import mcpsite.asgi
-
-    app = mcpsite.asgi.application
+    """In the measured process: the site's ASGI application, called directly (counted by callgrind unless
+    `profile`, where py-spy samples it from outside)."""
     body = json.dumps(CALL).encode()
     headers = [(b"host", b"127.0.0.1:8000"), (b"authorization", f"Bearer {key}".encode()),
                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]  # fmt: skip
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": "/rpc", "raw_path": b"/rpc", "query_string": b"", "root_path": "", "headers": headers,
-             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000)}  # fmt: skip
-
-    async def call() -> None:
-        sent = False
-        status = []
-
-        async def receive():
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.Event().wait()
-
-        async def send(message):
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-
-        await app(dict(scope), receive, send)
-        assert status == [200], status
-
-    async def main() -> None:
-        queue: asyncio.Queue = asyncio.Queue()
-        started = asyncio.Event()
-
-        async def lifespan_send(message):
-            if message["type"] == "lifespan.startup.complete":
-                started.set()
-            elif message["type"] == "lifespan.startup.failed":
-                raise SystemExit(message["message"])
-
-        lifespan = asyncio.create_task(app({"type": "lifespan"}, queue.get, lifespan_send))
-        await queue.put({"type": "lifespan.startup"})
-        await started.wait()
-        for _ in range(WARM_UP):
-            await call()
-        if not profile:
-            control("-z")
-        for _ in range(calls):
-            await call()
-        if not profile:
-            control("-d")
-        await queue.put({"type": "lifespan.shutdown"})
-        await lifespan
-
-    asyncio.run(main())
+    if profile:
+        asgi_calls("/rpc", headers, body, calls, lambda: None, lambda: None)
+    else:
+        asgi_calls("/rpc", headers, body, calls, lambda: control("-z"), lambda: control("-d"))
 
 
 def shares(raw: str) -> None:
