@@ -1,6 +1,6 @@
 """What `/rpc` and the REST tool endpoints answer on the wire, through the site's ASGI application (the guard
-included): status, every header in order, and body, for success and each refusal. Pinned before the endpoints stopped
-running DRF's Request, negotiation and authentication classes for a plain POST; a client sees no difference."""
+included): status, every header in order, and body, for success and each refusal. Pinned for whoever serves them
+without DRF or outside Django's handler (docs/apps/cinema.md, issue 27): a client must see no difference."""
 
 import json
 
