@@ -93,6 +93,7 @@ def test_seat_map_and_day_sheet_print_as_pdf_pages(admin_login, live_server, tmp
 
     def pdf_pages(url: str, name: str) -> int:
         page.goto(url)
+        assert page.is_enabled("button[data-print]")  # print-button.js has run
         page.emulate_media(media="print")
         assert page.locator("#header").is_hidden() and page.locator(".breadcrumbs").is_hidden()
         assert page.locator("button[data-print]").is_hidden()

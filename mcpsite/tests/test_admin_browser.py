@@ -1,22 +1,29 @@
 """Staff pages in a real browser: creating an API key shows it once; tool calls are listed."""
 
 import json
+import time
 
 import pytest
+from django.contrib.staticfiles.handlers import StaticFilesHandlerMixin
 
 from mcpsite.mcp.auth import api_key_authenticate
 from mcpsite.models import ApiKey, ToolCall
 
 
-@pytest.mark.django_db(transaction=True)
-def test_admin_creates_a_key_shown_once_and_lists_tool_calls(admin_login, live_server, django_user_model):
-    page = admin_login()
+def create_key(page, live_server):
+    """Adds a key through the admin's form; returns the raw key the created page shows."""
     page.goto(f"{live_server.url}/admin/mcpsite/apikey/add/")
     page.fill("#id_name", "voice client")
     page.select_option("#id_owner", label="staff")
     page.check("input[name=scopes][value=reminders]")
     page.click("input[name=_save]")
-    raw = page.input_value("#new-api-key")
+    return page.input_value("#new-api-key")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_admin_creates_a_key_shown_once_and_lists_tool_calls(admin_login, live_server, django_user_model):
+    page = admin_login()
+    raw = create_key(page, live_server)
     key = api_key_authenticate(raw_key=raw)
     assert key.name == "voice client" and key.scopes == ["reminders"]
     config = json.loads(page.input_value("#client-config"))
@@ -42,3 +49,24 @@ def test_admin_creates_a_key_shown_once_and_lists_tool_calls(admin_login, live_s
     page.screenshot(path="/tmp/mcpsite-admin-toolcalls.png", full_page=True)
     assert "calendar.create" in page.locator("#result_list").inner_text()
     assert ApiKey.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_copy_click_before_the_script_has_loaded_is_not_lost(admin_login, live_server, monkeypatch):
+    """The copy buttons stay disabled until copy-button.js has run, so a click while it is still loading waits
+    rather than doing nothing (the page is usable before its deferred script, more so on a slow link)."""
+    serve = StaticFilesHandlerMixin.serve
+
+    def slow_serve(handler, request):
+        if request.path.endswith("copy-button.js"):
+            time.sleep(2)
+        return serve(handler, request)
+
+    monkeypatch.setattr(StaticFilesHandlerMixin, "serve", slow_serve)
+    page = admin_login()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    raw = create_key(page, live_server)
+    assert page.is_disabled("button[data-copy=new-api-key]")  # the script is still on its way
+    page.click("button[data-copy=new-api-key]")  # waits for the button to be enabled
+    page.wait_for_selector("text=コピーしました")
+    assert page.evaluate("navigator.clipboard.readText()") == raw
