@@ -79,6 +79,22 @@ def _start_live_template() -> None:
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup):
+    """pytest-django's test databases; before they are dropped, async tests' `sync_to_async` thread (asgiref's one
+    thread for sync code called from an event loop with no outer `async_to_sync`, the same one here) gives back its
+    connection, which would otherwise keep PostgreSQL from dropping the database."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    yield
+    with ThreadPoolExecutor(1) as thread:  # a loop of its own: Playwright's may be running in this thread
+        thread.submit(asyncio.run, sync_to_async(connections.close_all)()).result()
+
+
+@pytest.fixture(scope="session")
 def live_template():
     """The database, static files and key every `live_site` of this run copies (mcpsite/tests/live.py)."""
     if "thread" not in _live_template:

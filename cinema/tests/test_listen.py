@@ -6,7 +6,6 @@ LISTEN/NOTIFY, on SQLite straight to this process; across two processes: mcpsite
 from __future__ import annotations
 
 import pytest
-from asgiref.sync import sync_to_async
 
 from cinema import services
 from cinema.models import Reservation
@@ -55,8 +54,8 @@ async def test_a_seat_sold_and_freed_reaches_the_stream_of_that_show(seed_world,
 async def test_a_stream_announces_only_what_the_key_may_read(seed_world, make_api_key):
     """Out of scope (ledger for a cinema key), unknown (no show s999) and not updating (the film catalogue) are
     dropped; the acknowledgment says what is left. A key without the cinema scope gets no seat map at all."""
-    make = sync_to_async(make_api_key)
-    (_cinema, cinema_raw), (_ledger, ledger_raw) = await make(scopes=["cinema"]), await make(scopes=["ledger"])
+    _cinema, cinema_raw = await in_thread(make_api_key, scopes=["cinema"])
+    _ledger, ledger_raw = await in_thread(make_api_key, scopes=["ledger"])
     asked = [SEATS_S001, "mcpsite://ledger/accounts", "mcpsite://cinema/schedules/s999/seats",
              "mcpsite://cinema/movies", SEATS_S001, SEATS_S002]  # fmt: skip
     async with running_site() as app:

@@ -10,12 +10,21 @@ import anyio
 import pytest
 
 from geo.resolve import UPSTREAM_CONCURRENCY
-from mcpsite.mcp import calls
+from mcpsite.mcp import calls, dispatch
 from mcpsite.models import ToolCall
 from mcpsite.tests.modern import Exchange, envelope
 from mcpsite.tests.test_serving import running_site
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def the_call_audited():
+    """Wait until the call's thread has ended and written its audit row, which it does whether or not anyone still
+    waits for the call (read in a worker thread that gives its database connection back)."""
+    audited = dispatch.in_worker_thread(ToolCall.objects.filter(tool="resolve_points").exists)
+    with anyio.fail_after(30):  # a guard against hanging, not a speed assertion
+        while not await audited():
+            await anyio.sleep(0.05)
 
 
 def points(n: int) -> list[dict]:
@@ -93,10 +102,7 @@ def _cancel_while_upstream_is_busy(mcp_run, fake_galuchat, settings, monkeypatch
                 assert await anyio.to_thread.run_sync(server_cancelled.wait, 30)
             in_flight = len(fake_galuchat.received)
             release.set()
-        # The call's thread ends (and is audited) whether or not anyone still waits for it.
-        with anyio.fail_after(30):  # a guard against hanging, not a speed assertion
-            while not await anyio.to_thread.run_sync(ToolCall.objects.filter(tool="resolve_points").exists):
-                await anyio.sleep(0.05)
+        await the_call_audited()
         return in_flight
 
     in_flight = mcp_run(scenario)
@@ -174,9 +180,7 @@ async def _abort_while_upstream_is_busy(fake_galuchat, settings, monkeypatch, ra
         release.set()
         if not abort:
             await call.body()
-        with anyio.fail_after(30):  # a guard against hanging, not a speed assertion
-            while not await anyio.to_thread.run_sync(ToolCall.objects.filter(tool="resolve_points").exists):
-                await anyio.sleep(0.05)
+        await the_call_audited()
     return in_flight, len(fake_galuchat.received)
 
 
