@@ -3,10 +3,18 @@
 Proxies, so they are listed under this app with the staff's language; the tables are the toolkit's.
 """
 
+import hashlib
+
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from oauth2_provider.models import AccessToken, Application
+
+
+def token_checksum(raw: str) -> str:
+    """How a token or code is looked up without storing it: the SHA-256 hex digest the toolkit keeps in its tokens'
+    `token_checksum` (and RedeemedCode keeps in `code_digest`)."""
+    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 class AuthorizedClient(Application):

@@ -7,7 +7,6 @@ gives at most the tool groups its user may use now.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -30,7 +29,7 @@ from oauth2_provider.settings import oauth2_settings
 from mcpsite.admin_security import grantable_scopes
 from mcpsite.core.scopes import tool_groups
 
-from .models import RedeemedCode
+from .models import RedeemedCode, token_checksum
 
 MCP_PATH = "/mcp"
 
@@ -85,9 +84,11 @@ class OAuthTokenPrincipal:
 def access_token_authenticate(*, raw_token: str, url: str) -> OAuthTokenPrincipal | None:
     """The principal of a live access token bound to a resource that covers `url`; None for anything else (unknown,
     expired, revoked, another audience, no user): the transport answers 401 invalid_token."""
-    checksum = hashlib.sha256(raw_token.encode()).hexdigest()
     token = (
-        get_access_token_model().objects.select_related("user", "application").filter(token_checksum=checksum).first()
+        get_access_token_model()
+        .objects.select_related("user", "application")
+        .filter(token_checksum=token_checksum(raw_token))
+        .first()
     )
     if token is None or token.is_expired() or token.user is None or not token.user.is_active:
         return None

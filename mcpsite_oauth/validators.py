@@ -3,7 +3,6 @@ repeated presentations of one code or refresh token."""
 
 from __future__ import annotations
 
-import hashlib
 from urllib.parse import urlsplit
 
 from django.db import transaction
@@ -11,7 +10,7 @@ from oauth2_provider.models import get_grant_model, get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749.errors import InvalidGrantError
 
-from .models import RedeemedCode
+from .models import RedeemedCode, token_checksum
 
 # Authorization code (with PKCE, always) and its refresh: tokens always act for a user who consented. Client
 # credentials, password and device grants are refused even for a client registered with them.
@@ -26,13 +25,9 @@ def redirect_uri_acceptable(uri: str) -> bool:
     return parts.scheme != "http" or parts.hostname in LOOPBACK_HOSTS
 
 
-def _digest(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
-
-
 def _revoke_tokens_of_code(code: str) -> None:
     """A code presented again after it was exchanged has leaked: revoke what it gave (RFC 6749 §4.1.2)."""
-    redeemed = RedeemedCode.objects.filter(code_digest=_digest(code)).first()
+    redeemed = RedeemedCode.objects.filter(code_digest=token_checksum(code)).first()
     if redeemed is not None:
         get_refresh_token_model().revoke_family(redeemed.token_family)
 
@@ -104,9 +99,11 @@ class McpOAuth2Validator(OAuth2Validator):
 
     def _redeem_code(self, token, request) -> None:
         get_grant_model().objects.filter(code=request.code, application=request.client).delete()
-        refresh = get_refresh_token_model().objects.get(token_checksum=_digest(token["refresh_token"]), revoked=None)
+        refresh = get_refresh_token_model().objects.get(
+            token_checksum=token_checksum(token["refresh_token"]), revoked=None
+        )
         RedeemedCode.objects.create(
-            code_digest=_digest(request.code), application=request.client, token_family=refresh.token_family
+            code_digest=token_checksum(request.code), application=request.client, token_family=refresh.token_family
         )
 
     def invalidate_authorization_code(self, client_id, code, request, *args, **kwargs):

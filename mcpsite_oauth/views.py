@@ -4,7 +4,6 @@ protected resource metadata of `/mcp`."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 from collections.abc import Iterable
@@ -49,6 +48,7 @@ from mcpsite.core import metrics
 from mcpsite.core.limits import over_limit
 from mcpsite.core.scopes import tool_groups
 
+from .models import token_checksum
 from .selectors import user_connections
 from .services import client_access_revoke, groups_for_user, mcp_resources, site_origin
 from .validators import GRANT_TYPES, redirect_uri_acceptable
@@ -352,8 +352,7 @@ class TokenView(dot.TokenView):
     def authorization_flow_token_response(self, request, *args, **kwargs) -> HttpResponse:
         _url, headers, body, status = self.create_token_response(request)
         if status == 200 and (access_token := json.loads(body).get("access_token")) is not None:
-            checksum = hashlib.sha256(access_token.encode()).hexdigest()
-            token = get_access_token_model().objects.filter(token_checksum=checksum).first()
+            token = get_access_token_model().objects.filter(token_checksum=token_checksum(access_token)).first()
             if token is not None:
                 app_authorized.send(sender=self, request=request, token=token)
         response = HttpResponse(content=body, status=status)
