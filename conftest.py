@@ -9,7 +9,7 @@ from django.core.cache import cache, caches
 from django.core.cache.backends.db import DatabaseCache
 
 from mcpsite.core.scopes import tool_groups
-from mcpsite.mcp import dispatch, subscriptions
+from mcpsite.mcp import dispatch, subscriptions, threads
 
 
 def pytest_sessionstart(session):
@@ -405,5 +405,5 @@ def _fresh_worker_threads():
     """Tool worker threads keep their database connection (SQLite); one opened in a database test must not be
     used by a later test without database access."""
     yield
-    dispatch.stop_worker_threads()
+    threads.stop_worker_threads()
     subscriptions.listener.stop()  # its PostgreSQL connection would keep the test database from being dropped

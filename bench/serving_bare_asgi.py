@@ -14,8 +14,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mcpsite.settings")
 django.setup()
 
 from cinema.tools import get_seat_availability  # noqa: E402
-from mcpsite.mcp.dispatch import in_worker_thread  # noqa: E402
 from mcpsite.mcp.http import buffer_body  # noqa: E402
+from mcpsite.mcp.threads import in_worker_thread  # noqa: E402
 
 # The MCP path's own hop (connections checked before and after the call, as there).
 _call_in_thread = in_worker_thread(lambda arguments: get_seat_availability(arguments, None))

@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from mcpsite.mcp.registry import CallContext, tool
 
+from .conf import galuchat_config
 from .errors import GeoError, GeoInternalError, render_error
 from .resolve import points_resolve
 
@@ -75,6 +76,20 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     "oneOf": [{"required": ["granularity", "results"]}, {"required": ["error"]}],
 }
 
+# The most one point of a request can take: a 128-character ref with every character \u-escaped (as a client's
+# ASCII-only JSON encoder writes Japanese), coordinates at full precision, keys, punctuation and spaces.
+POINT_BYTES = 128 * 6 + 96
+
+
+def max_request_bytes() -> int:
+    """The largest legitimate resolve_points request: RESOLVE_POINTS_MAX_POINTS points at POINT_BYTES, and the
+    envelope (0 while geo is misconfigured: the tool then refuses every call and says why)."""
+    try:
+        return galuchat_config().max_points * POINT_BYTES + 4096
+    except ImproperlyConfigured:
+        return 0
+
+
 DESCRIPTION = (
     "座標点の配列を GaluchatAPI で逆ジオコーディングし、granularity に応じた地域コードと住所を返す"
     "（admin: 行政区域コード、estat: 統計小地域コード、jarl: JCC/JCG コード）。"
@@ -93,6 +108,7 @@ DESCRIPTION = (
     render_error=render_error,
     annotations={"readOnlyHint": True, "openWorldHint": True},  # asks GaluchatAPI
     upstream=True,
+    max_request_bytes=max_request_bytes,
 )
 def resolve_points(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     """Resolve points to area codes and addresses (seed sections 3, 5 and 6)."""

@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
 
-from .mcp.auth import SCOPE_AUTHENTICATED_KEY
+from .mcp.auth import SCOPE_PRINCIPAL
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -84,8 +84,8 @@ class DjangoASGI:
             if not message.get("more_body", False):
                 break
         environ = wsgi_environ(scope, bytes(body))
-        if SCOPE_AUTHENTICATED_KEY in scope:  # RequestGuard's API key, for the view (request.META)
-            environ[SCOPE_AUTHENTICATED_KEY] = scope[SCOPE_AUTHENTICATED_KEY]
+        if SCOPE_PRINCIPAL in scope:  # the ingress's principal, for the view (request.META)
+            environ[SCOPE_PRINCIPAL] = scope[SCOPE_PRINCIPAL]
         exchange = _Exchange(asyncio.get_running_loop())
         # In a copy of this task's context: the request's trace (its entry span) goes on in the thread.
         done = exchange.loop.run_in_executor(

@@ -1,21 +1,20 @@
-"""An ASGI guard in front of every HTTP request: body size, slow bodies, and the API key before the body.
+"""The ingress: what every HTTP request and WebSocket handshake passes once, before any route.
 
-Django's ASGI handler reads a whole request body (into a temporary file past 2.5 MB) before any view runs, so
-limits enforced in a view come too late: without a key, `/rpc` accepted a 1 GiB `Content-Length` and buffered
-300 MB before answering 401, and bodies trickled a byte at a time were never timed out. Here, before Django or
-the MCP SDK sees the request:
+- the `Host` (or trusted `X-Forwarded-Host`) names one of ALLOWED_HOSTS by Django's own rules (400; a WebSocket's
+  handshake is refused);
+- on the MCP doors (`/mcp`, `/mcp/<group>`, `/rpc`, the REST tool endpoints, every WebSocket) the credential
+  becomes a principal (an API key, or an OAuth grant) before a byte of the body is read: 401 without a good one,
+  403 for an OAuth token at `/mcp/<group>` without that group's scope, 503 when the database cannot say; the
+  principal travels in the ASGI scope (`SCOPE_PRINCIPAL`) and nothing downstream authenticates again;
+- the body is read here, within its endpoint's limit (a declared `Content-Length` over it is refused at once, 413)
+  and within HTTP_BODY_TIMEOUT_S (408); downstream reads the replayed body;
+- accounting: an MCP or REST request counts once against its key's rate (429 with `Retry-After`); `/rpc` and the
+  WebSocket count each JSON-RPC message as they read it (`dispatch.account`, the same stage);
+- caps: a seed request holds one of its key's MCP_KEY_CONCURRENCY slots while it runs (the MCP transport takes its
+  slot around the tool's worker thread; caps.py).
 
-- a declared `Content-Length` over the limit is refused at once (413), and so is a streamed body that passes it;
-- the body must arrive within `HTTP_BODY_TIMEOUT_S` seconds (408);
-- the seed tool endpoints (`/rpc`, `/mcp/tools/*`, `/mcp/<group>/tools/*`) check the `Authorization` header's
-  API key before reading a byte (401), and hand the key on in the scope so the view does not look it up again;
-- MCP responses get `X-Content-Type-Options: nosniff` and `X-Frame-Options: DENY` (Django adds them to its own);
-- the `Host` header must name one of ALLOWED_HOSTS by Django's own rules, on every path and on WebSockets (400):
-  the MCP SDK's DNS-rebinding check matched `127.0.0.1:*` as a prefix, so `Host: 127.0.0.1:1@evil.com` reached
-  `/mcp` and was echoed into `WWW-Authenticate`.
-
-Refusals keep each endpoint's error shape: a JSON-RPC error object on `/rpc` and `/mcp`, `{"error": {…}}` on
-the REST endpoints.
+Refusals keep each endpoint's error shape (refusals.py): a JSON-RPC error object on `/rpc` and `/mcp`,
+`{"error": {…}}` on the REST endpoints, a 401 with the seed's JSON-RPC body on a refused WebSocket handshake.
 """
 
 from __future__ import annotations
@@ -28,13 +27,14 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 from .core.errors import ApplicationError, InvalidRequest, PayloadTooLarge, RequestTimeout
-from .core.jsonutil import dumps
-from .mcp.auth import SCOPE_AUTHENTICATED_KEY, api_key_from_scope
-from .mcp.http import mcp_groups_for_path
-from .mcp.wire import as_jsonrpc, http_status, rest_status
+from .mcp import caps, dispatch, jsonrpc, registry
+from .mcp.auth import SCOPE_PRINCIPAL, api_key_from_scope, bearer_challenge, endpoint_scope_denied
+from .mcp.http import SCOPE_GROUPS, mcp_groups_for_path, replay
+from .mcp.outages import unavailable
+from .mcp.refusals import refusal, send_refusal
 
 RPC, REST, MCP, OTHER = "rpc", "rest", "mcp", "other"
-_REST_PATH = re.compile(r"^/mcp(?:/[^/]+)?/tools/[^/]+/?$")
+_REST_PATH = re.compile(r"^/mcp(?:/(?P<group>[^/]+))?/tools/[^/]+/?$")
 SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY")]
 
 
@@ -43,14 +43,27 @@ class _Refused(Exception):
         self.error = error
 
 
-def endpoint_kind(path: str) -> str:
+def endpoint(path: str) -> tuple[str, list[str] | None]:
+    """(kind, groups) of a path: groups None for every group, a one-group list for a group's endpoint."""
     if path.rstrip("/") == "/rpc":
-        return RPC
-    if _REST_PATH.match(path):
-        return REST
-    if mcp_groups_for_path(path) is not False:
-        return MCP
-    return OTHER
+        return RPC, None
+    if rest := _REST_PATH.match(path):
+        group = rest.group("group")
+        return REST, [group] if group is not None else None
+    groups = mcp_groups_for_path(path)
+    if groups is not False:
+        return MCP, groups
+    return OTHER, None
+
+
+def endpoint_kind(path: str) -> str:
+    return endpoint(path)[0]
+
+
+def limit_for(kind: str, groups: list[str] | None) -> int:
+    """The largest body an endpoint accepts: the largest request of the tools it serves on the MCP doors
+    (registry.max_request_bytes), HTTP_MAX_BODY_BYTES on every other page."""
+    return settings.HTTP_MAX_BODY_BYTES if kind == OTHER else registry.max_request_bytes(groups)
 
 
 class RequestGuard:
@@ -58,33 +71,125 @@ class RequestGuard:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "websocket" and not host_allowed(scope):
-            await receive()  # websocket.connect; closing before accepting answers the handshake with 403
-            await send({"type": "websocket.close", "code": 4400})
-            return
-        if scope["type"] != "http":
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+        else:
             await self.app(scope, receive, send)
-            return
-        kind = endpoint_kind(scope["path"])
-        limit = settings.HTTP_MAX_BODY_BYTES if kind == OTHER else settings.MCP_MAX_BODY_BYTES
+
+    async def _http(self, scope, receive, send) -> None:
+        kind, groups = endpoint(scope["path"])
+        limit = limit_for(kind, groups)
+        principal, body = None, b""
         try:
             if not host_allowed(scope):
                 raise _Refused(InvalidRequest(data="Invalid Host header"))
             _check_declared_length(scope, limit)
-            if kind in (RPC, REST):
-                scope = {**scope, SCOPE_AUTHENTICATED_KEY: await api_key_from_scope(scope)}
+            if kind != OTHER:
+                principal = await _principal(scope, groups if kind == MCP else None)
             body = await _read_body(receive, limit)
-        except _Refused as refused:
-            await _refuse(send, kind, refused.error)
+            if body is None:  # the client went away
+                return
+            if kind in (MCP, REST) and principal is not None:
+                ctx = dispatch.call_context(transport="http" if kind == MCP else "rest", api_key=principal)
+                await _available(dispatch.aaccount(ctx, _called_tool(body, kind)))
+        except (_Refused, ApplicationError) as exc:
+            error = exc.error if isinstance(exc, _Refused) else exc
+            challenged = kind == MCP and error.kind.name in _CHALLENGED
+            challenge = bearer_challenge(scope, error, groups) if challenged else None
+            shape = "rest" if kind == REST else "jsonrpc"
+            request_id = _request_id(body) if kind in (MCP, RPC) else None
+            # The rest of an unread body would be taken for the next request on this connection.
+            close = [(b"connection", b"close")] if body == b"" else []
+            await send_refusal(
+                send, error, shape, request_id=request_id, challenge=challenge, extra=[*close, *SECURITY_HEADERS]
+            )
             return
-        except ApplicationError as error:  # Unauthorized from the key check
-            await _refuse(send, kind, error)
-            return
-        if body is None:  # the client went away
-            return
+        scope = {**scope, SCOPE_PRINCIPAL: principal, SCOPE_GROUPS: groups}
+        receive = replay(body, receive)
         if kind == MCP:
-            send = _with_headers(send, SECURITY_HEADERS)
-        await self.app(scope, _replay(body, receive), send)
+            await self.app(scope, receive, _with_headers(send, SECURITY_HEADERS))
+        elif kind in (RPC, REST):
+            async with caps.key_slot(principal):
+                await self.app(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _websocket(self, scope, receive, send) -> None:
+        """A handshake is refused before it is accepted: a foreign Host (403), a missing or bad credential (401 with
+        the seed's JSON-RPC body, where the server can send one), an unknown group (403, by the router)."""
+        if not host_allowed(scope):
+            await receive()  # websocket.connect; closing before accepting answers the handshake with 403
+            await send({"type": "websocket.close", "code": 4400})
+            return
+        try:
+            principal = await _principal(scope, None)
+        except ApplicationError as error:
+            await _deny_websocket(scope, receive, send, error)
+            return
+        await self.app({**scope, SCOPE_PRINCIPAL: principal}, receive, send)
+
+
+_CHALLENGED = frozenset({"UNAUTHORIZED", "SCOPE_DENIED"})
+
+
+async def _principal(scope, groups: list[str] | None):
+    """The request's principal; Unauthorized, ScopeDenied (an OAuth token at a group's endpoint without its scope)
+    or ServiceUnavailable."""
+    principal = await _available(api_key_from_scope(scope))
+    if denied := endpoint_scope_denied(principal, groups):
+        raise denied
+    return principal
+
+
+async def _available(awaitable):
+    """`awaitable`'s result; a dependency that does not answer (the database, Redis) refuses the request with 503."""
+    try:
+        return await awaitable
+    except ApplicationError:
+        raise
+    except Exception as exc:
+        if (refusal := unavailable(exc)) is not None:
+            raise refusal from None
+        raise
+
+
+async def _deny_websocket(scope, receive, send, error: ApplicationError) -> None:
+    await receive()  # websocket.connect
+    if "websocket.http.response" not in (scope.get("extensions") or {}):
+        await send({"type": "websocket.close", "code": 4401})
+        return
+    status, headers, payload = refusal(error, "jsonrpc")
+    await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": payload})
+
+
+def _peek(body: bytes) -> dict[str, Any] | None:
+    if not body:
+        return None
+    try:
+        message = jsonrpc.parse(body)
+    except ApplicationError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _request_id(body: bytes) -> Any:
+    message = _peek(body)
+    request_id = message.get("id") if message is not None else None
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+
+
+def _called_tool(body: bytes, kind: str) -> Any:
+    """The tool a request calls, for the audit of a refused call: `tools/call`'s name on MCP, the REST call's."""
+    message = _peek(body)
+    if message is None:
+        return None
+    if kind == REST:
+        return message.get("name")
+    params = message.get("params")
+    return params.get("name") if message.get("method") == "tools/call" and isinstance(params, dict) else None
 
 
 def host_allowed(scope) -> bool:
@@ -130,20 +235,6 @@ async def _read_body(receive, limit: int) -> bytes | None:
         ) from None
 
 
-def _replay(body: bytes, receive):
-    """The body as one message, then the real channel (so streams still see the client disconnect)."""
-    sent = False
-
-    async def replayed():
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
-
-
 def _with_headers(send, extra: list[tuple[bytes, bytes]]):
     async def sending(message):
         if message["type"] == "http.response.start":
@@ -153,23 +244,3 @@ def _with_headers(send, extra: list[tuple[bytes, bytes]]):
         await send(message)
 
     return sending
-
-
-async def _refuse(send, kind: str, error: ApplicationError) -> None:
-    body: dict[str, Any]
-    if kind == REST:
-        status, body = rest_status(error), {"error": as_jsonrpc(error)}
-    else:  # /rpc and /mcp answer JSON-RPC; other pages get the same object, which a person can read too
-        status, body = http_status(error), {"jsonrpc": "2.0", "id": None, "error": as_jsonrpc(error)}
-    payload = dumps(body).encode()
-    headers = [
-        (b"content-type", b"application/json; charset=utf-8"),
-        (b"content-length", str(len(payload)).encode()),
-        # The rest of an unread body would be taken for the next request on this connection.
-        (b"connection", b"close"),
-        *SECURITY_HEADERS,
-    ]
-    if http_status(error) == 401:
-        headers.append((b"www-authenticate", b'Bearer realm="mcpsite"'))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})

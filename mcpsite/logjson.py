@@ -13,7 +13,7 @@ import logging
 
 from opentelemetry import trace
 
-# LogRecord attributes a call's line carries (dispatch.audit passes them as `extra`).
+# LogRecord attributes a call's line carries (mcpsite.mcp.audit.audit passes them as `extra`).
 CALL_FIELDS = ("request_id", "key_id", "user_id", "tool", "group", "transport", "protocol", "outcome", "duration_ms")
 
 

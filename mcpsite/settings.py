@@ -352,7 +352,7 @@ MCP_KEY_UPSTREAM_THREADS = int(env_raw("MCP_KEY_UPSTREAM_THREADS", max(1, MCP_UP
 # this many at once wait for a thread.
 DJANGO_REQUEST_THREADS = int(env_raw("DJANGO_REQUEST_THREADS", 64))
 # Audit rows are written in batches every MCP_AUDIT_FLUSH_SECONDS (0: one insert inside each call), at most
-# MCP_AUDIT_BUFFER_ROWS waiting: the most a killed process can lose (dispatch.AuditBuffer).
+# MCP_AUDIT_BUFFER_ROWS waiting: the most a killed process can lose (mcpsite.mcp.audit.AuditBuffer).
 MCP_AUDIT_FLUSH_SECONDS = float(env_raw("MCP_AUDIT_FLUSH_SECONDS", 1.0))
 MCP_AUDIT_BUFFER_ROWS = int(env_raw("MCP_AUDIT_BUFFER_ROWS", 500))
 # Bearer tokens that are not API keys: dotted paths to `f(*, raw_token, url) -> principal | None` (mcpsite/mcp/auth.py).
@@ -452,7 +452,7 @@ LOGGING = {
 }
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["mcpsite.mcp.auth.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["mcpsite.mcp.auth.IngressAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
     "DEFAULT_RENDERER_CLASSES": ["mcpsite.core.jsonutil.CompactJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],

@@ -9,7 +9,7 @@ import pytest
 
 from cinema import services
 from cinema.models import Reservation
-from mcpsite.mcp import dispatch, subscriptions
+from mcpsite.mcp import subscriptions, threads
 from mcpsite.tests.modern import Exchange, envelope
 from mcpsite.tests.test_serving import running_site
 
@@ -30,7 +30,7 @@ def listen(id_, uris: list[str]) -> dict:
 
 async def in_thread(fn, *args, **kwargs):
     """`fn` in a worker thread that closes its database connection (the test database is dropped at the end)."""
-    return await dispatch.in_worker_thread(fn)(*args, **kwargs)
+    return await threads.in_worker_thread(fn)(*args, **kwargs)
 
 
 async def test_a_seat_sold_and_freed_reaches_the_stream_of_that_show(seed_world, api_key):

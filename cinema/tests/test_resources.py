@@ -14,7 +14,7 @@ from mcp_types import PromptReference, ResourceTemplateReference
 from cinema import services
 from cinema.models import Reservation, Schedule
 from cinema.resources import SEAT_MAP
-from mcpsite.mcp import dispatch, subscriptions
+from mcpsite.mcp import subscriptions, threads
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -141,7 +141,7 @@ def _subscribed(fn, *, updates: list, uri: str = SEATS_S001):
 
         async def wait_for_update(action):
             arrived.append(anyio.Event())
-            await dispatch.in_worker_thread(action)()  # another caller, which gives its connection back
+            await threads.in_worker_thread(action)()  # another caller, which gives its connection back
             with anyio.fail_after(10):  # a guard against hanging, not a speed assertion
                 await arrived[-1].wait()
 
@@ -200,7 +200,7 @@ def test_other_shows_and_unsubscribed_sessions_hear_nothing(mcp_run, seed_world)
         await client.subscribe_resource("mcpsite://cinema/schedules/s002/seats")
         await client.unsubscribe_resource(SEATS_S001)
         # s001 changes: nobody listens any more. s002 changes: heard (and it is the only update heard).
-        await dispatch.in_worker_thread(services.reservation_create)(
+        await threads.in_worker_thread(services.reservation_create)(
             schedule_id="s001", seats=["A1"], password="secret12"
         )
         await wait_for_update(

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from geo.resolve import UPSTREAM_CONCURRENCY
-from mcpsite.mcp import calls, dispatch
+from mcpsite.mcp import calls, threads
 from mcpsite.models import ToolCall
 from mcpsite.tests.modern import Exchange, envelope
 from mcpsite.tests.test_serving import running_site
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def the_call_audited():
     """Wait until the call's thread has ended and written its audit row, which it does whether or not anyone still
     waits for the call (read in a worker thread that gives its database connection back)."""
-    audited = dispatch.in_worker_thread(ToolCall.objects.filter(tool="resolve_points").exists)
+    audited = threads.in_worker_thread(ToolCall.objects.filter(tool="resolve_points").exists)
     with anyio.fail_after(30):  # a guard against hanging, not a speed assertion
         while not await audited():
             await anyio.sleep(0.05)

@@ -121,7 +121,7 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
     transaction. Datetimes are adapted as the ORM adapts them; every other value must be one the driver takes as it
     is (str, int, None), since nothing else is converted.
 
-    For the audit rows of every tool call (dispatch.AuditBuffer): `bulk_create` cost about 32 us a row where this
+    For the audit rows of every tool call (mcp/audit.py): `bulk_create` cost about 32 us a row where this
     costs about 10, and bench/bench_serving.py's ratio (README: MCP ÷ bare, goal >= 0.80) missed its goal with it
     (docs/decisions/0012-raw-sql.md). No model logic runs (no `save()`, no signals, no field defaults): the caller
     gives every column that has no database default.

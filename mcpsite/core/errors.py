@@ -40,9 +40,11 @@ class ApplicationError(Exception):
     kind: ErrorKind = ErrorKind.INTERNAL
     message: str = "Internal error"
 
-    def __init__(self, message: str | None = None, data: Any = None):
+    def __init__(self, message: str | None = None, data: Any = None, *, retry_after: int | None = None):
         self.message = message or type(self).message
         self.data = data
+        # Whole seconds until a retry may succeed (the `Retry-After` of a refusal), where the refusal knows it.
+        self.retry_after = retry_after
         super().__init__(self.message)
 
     @property

@@ -358,11 +358,14 @@ def _api_key_rate(api_key: RatedKey) -> dict[str, str]:
     return {"group": API_KEY_GROUP, "key": str(api_key.pk), "rate": api_key.rate or settings.MCP_DEFAULT_RATE}
 
 
+def over_api_key_rate(api_key: RatedKey) -> bool:
+    """Count one request by this key; True when it is past the key's rate (default 100/min)."""
+    return over_limit(**_api_key_rate(api_key))
+
+
 def enforce_api_key_rate(api_key: RatedKey | None) -> None:
-    """One request by this key; RateLimited (429) past the key's rate (default 100/min)."""
-    if api_key is None:  # stdio and other trusted local callers
-        return
-    if over_limit(**_api_key_rate(api_key)):
+    """One request by this key; RateLimited (429) past the key's rate. None: stdio and other trusted local callers."""
+    if api_key is not None and over_api_key_rate(api_key):
         raise RateLimited()
 
 

@@ -17,12 +17,13 @@ from rest_framework.exceptions import AuthenticationFailed
 from mcpsite.core.errors import InvalidAccessToken, MissingCredentials, ScopeDenied, Unauthorized
 from mcpsite.models import KEY_PREFIX, ApiKey, key_digest
 
-from .dispatch import in_worker_thread
+from .refusals import DEFAULT_CHALLENGE
+from .threads import in_worker_thread
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-# Where mcpsite.guard leaves the ApiKey it authenticated before reading the body (the ASGI scope is the
-# server's, never the client's), so the view does not look it up a second time.
-SCOPE_AUTHENTICATED_KEY = "mcpsite.authenticated_api_key"
+# Where the ingress (mcpsite.guard) leaves the principal it authenticated before reading the body (the ASGI scope is
+# the server's, never the client's): an ApiKey, an OAuth grant, or None where no key is required.
+SCOPE_PRINCIPAL = "mcpsite.principal"
 
 
 def bearer_token(header_value: str | None) -> str | None:
@@ -62,7 +63,7 @@ def api_key_authenticate(*, raw_key: str | None, url: str | None = None) -> ApiK
 class RecentKeys:
     """The keys this process's transports authenticated in the last MCP_API_KEY_CACHE_SECONDS, by digest.
 
-    The lookup was a query and a hop to a worker thread on every request (bench/bench_serving.py). A key revoked,
+    A hit costs no query and no hop to a worker thread. A key revoked,
     deactivated or narrowed by another process (or by a queryset `update`, which sends no signal) keeps working here
     for at most MCP_API_KEY_CACHE_SECONDS; a key or user saved or deleted through the ORM in this process (the
     admin's change form, `key.save()`, deleting the owner) is forgotten at once — that key, or that user's keys, not
@@ -167,13 +168,15 @@ def endpoint_scope_denied(principal, groups: list[str] | None) -> ScopeDenied | 
 _authenticate_in_worker = in_worker_thread(api_key_authenticate)
 
 
-class ApiKeyAuthentication(BaseAuthentication):
-    """DRF authentication: `Authorization: Bearer <key>`; `request.auth` is the ApiKey."""
+class IngressAuthentication(BaseAuthentication):
+    """DRF authentication for the seed endpoints: the principal the ingress (mcpsite.guard) authenticated, from the
+    request; `request.auth` is it. A request served without the ingress (a WSGI server, Django's test client) is
+    authenticated here by the same rules."""
 
     def authenticate(self, request):
-        api_key = request.META.get(SCOPE_AUTHENTICATED_KEY)  # already checked by mcpsite.guard.RequestGuard
-        if api_key is not None:
-            return (api_key.owner, api_key)
+        if SCOPE_PRINCIPAL in request.META:
+            principal = request.META[SCOPE_PRINCIPAL]
+            return None if principal is None else (principal.owner, principal)
         token = bearer_token(request.META.get("HTTP_AUTHORIZATION"))
         if token is None:
             return None
@@ -184,4 +187,4 @@ class ApiKeyAuthentication(BaseAuthentication):
         return (api_key.owner, api_key)
 
     def authenticate_header(self, request):
-        return 'Bearer realm="mcpsite"'
+        return DEFAULT_CHALLENGE.decode()

@@ -1,6 +1,6 @@
 """One MCP tools/call and its client: confirmation (elicitation), progress and cancellation over the SDK session.
 
-Tools run in worker threads (dispatch.in_worker_thread); the SDK session lives on the event loop. A
+Tools run in worker threads (threads.in_worker_thread); the SDK session lives on the event loop. A
 `SessionInteraction` carries a tool's requests from its thread to the loop and waits for the answer (2025-11-25);
 a `RoundTripInteraction` asks by answering `input_required` and reads the answer from the client's retry
 (2026-07-28).
@@ -27,7 +27,8 @@ from mcpsite.core import metrics
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams
 from mcpsite.core.jsonutil import dumps, to_jsonable
 
-from . import dispatch, registry, requeststate
+from . import registry, requeststate
+from .arguments import validate_arguments
 from .interaction import Confirmation, ConfirmInView, Elicitation, InputRequired, Interaction, elicitation_request
 from .registry import CallContext, ToolSpec
 from .wire import as_jsonrpc
@@ -236,7 +237,7 @@ class CardInteraction(Interaction):
         if spec is None or not isinstance(claims.get("d"), str) or not claims.get("n"):
             raise InvalidParams("Invalid or expired confirmation; ask again for a new card")
         self._accepted = claims
-        return dispatch.validate_arguments(spec, arguments)
+        return validate_arguments(spec, arguments)
 
     def asked(self) -> bool:
         return self._asked

@@ -7,40 +7,31 @@ wire format; nothing in a transport knows a domain.
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import contextlib
-import contextvars
-import datetime
 import functools
 import logging
-import math
-import threading
 import time
 import uuid
-import weakref
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
-from django.conf import settings
-from django.db import close_old_connections, transaction
-from django.utils import timezone
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from mcpsite.core import metrics
-from mcpsite.core.db import commit_without_flush_wait, insert_rows
 from mcpsite.core.errors import ApplicationError, InternalError, InvalidParams, RateLimited, ScopeDenied, UnknownTool
 from mcpsite.core.jsonutil import to_jsonable
-from mcpsite.core.limits import enforce_api_key_rate
+from mcpsite.core.limits import api_key_retry_after, over_api_key_rate
 from mcpsite.models import ToolCall
 from mcpsite.tracing import tracer
 
-from . import registry
+from . import caps, registry, threads
+from .arguments import validate_arguments
+from .audit import audit
 from .content import Content
 from .interaction import InputRequired
+from .outages import unavailable
 from .registry import CallContext, ToolSpec
 from .wire import INTERNAL_ERROR, jsonrpc_code
 
@@ -60,6 +51,8 @@ class ToolResult:
     content: Content | None = None
     # For an MCP Apps client: the result's `_meta` for the tool's view (ToolSpec.ui_meta).
     meta: dict[str, Any] | None = None
+    # The failure an in-band error result renders (audited as an error).
+    error: ApplicationError | None = None
 
 
 def new_request_id() -> str:
@@ -82,7 +75,6 @@ def visible_groups(ctx: CallContext, groups: Iterable[str] | None) -> list[str]:
 
 
 def list_tools(ctx: CallContext, groups: Iterable[str] | None = None) -> list[ToolSpec]:
-    enforce_api_key_rate(ctx.api_key)
     return [spec for spec in registry.tools(visible_groups(ctx, groups)) if ctx.apps or not spec.app_only]
 
 
@@ -98,429 +90,164 @@ def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec
     spec = served_tool(name, groups)
     if spec is None or (spec.app_only and not ctx.apps):  # app-only tools exist for MCP Apps clients only
         raise UnknownTool(f"Unknown tool: {name}")
-    if ctx.api_key is not None and not ctx.api_key.allows(spec.group):
-        raise ScopeDenied.for_group(ctx.api_key, spec.group)
     return spec
 
 
-def _schema_message(error) -> str:
-    """A specific message that never echoes the offending value (it may be a password)."""
-    expected = error.validator_value
-    if error.validator == "required":
-        return error.message  # names the missing property only
-    if error.validator == "type":
-        types = expected if isinstance(expected, list) else [expected]
-        return f"must be of type {' or '.join(types)}"
-    if error.validator == "enum":
-        return f"must be one of {', '.join(map(str, expected))}"
-    if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        return f"unexpected properties: {', '.join(extra)}"
-    if error.validator == "uniqueItems":
-        return "items must be unique"
-    readable = {
-        "minimum": "must be at least", "maximum": "must be at most",
-        "exclusiveMinimum": "must be greater than", "exclusiveMaximum": "must be less than",
-        "minLength": "length must be at least", "maxLength": "length must be at most",
-        "minItems": "must have at least this many items:", "maxItems": "must have at most this many items:",
-        "pattern": "must match the pattern", "format": "must be in format",
-    }  # fmt: skip
-    if error.validator in readable:
-        return f"{readable[error.validator]} {expected}"
-    return f"fails the schema rule '{error.validator}'"
+class _Frame:
+    """What the audited frame learns of a call as it runs: its tool's group once found, and how it ended."""
+
+    __slots__ = ("group", "outcome", "error_code")
+
+    def __init__(self) -> None:
+        self.group, self.outcome, self.error_code = "", ToolCall.Outcome.OK, ""
+
+    def ended(self, outcome: str, error: ApplicationError | None = None) -> None:
+        self.outcome, self.error_code = outcome, str(jsonrpc_code(error)) if error is not None else ""
 
 
-def _path_order(error) -> list[tuple[bool, int | str]]:
-    # Array indexes (int) and property names (str) never compare directly.
-    return [(isinstance(part, str), part) for part in error.path]
-
-
-def _location(path) -> str:
-    # Keys come from the caller: a lone surrogate in one would make the answer itself unencodable.
-    parts = (f"[{p}]" if isinstance(p, int) else "." + p.encode(errors="backslashreplace").decode() for p in path)
-    return "".join(parts).lstrip(".")
-
-
-def _refuse(path, message: str):
-    where = _location(path)
-    return InvalidParams(f"{where}: {message}" if where else message)
-
-
-def _check_values(value: Any, path: list) -> bool:
-    """Refuse what JSON allows but no tool can store: NaN/Infinity, NUL and lone surrogates in strings.
-
-    Returns whether the value holds a float (only then is the integral-float pass needed). The walk keeps no path
-    (building one per value would cost more than the walk on a 10,000-point resolve_points): only a refused value
-    is walked again, to name where it is.
-    """
-    if type(value) not in (dict, list):
-        return _check_located(value, path)
-    has_float = False
-    pending: list[dict | list] = [value]  # containers only: a scalar is checked where it is found
-    keys_seen: set[str] = set()  # objects in an array repeat their keys: each is checked once
-    while pending:
-        container = pending.pop()
-        items: Iterable[Any]
-        if type(container) is dict:
-            for key in container:
-                if key not in keys_seen:
-                    if type(key) is not str or "\x00" in key or not (key.isascii() or _encodable(key)):
-                        _locate_refusal(value, path)
-                    keys_seen.add(key)
-            items = container.values()
-        else:
-            items = container
-        for item in items:
-            kind = type(item)
-            if kind is str:
-                if "\x00" in item or not (item.isascii() or _encodable(item)):
-                    _locate_refusal(value, path)
-            elif kind is float:
-                has_float = True
-                if not math.isfinite(item):
-                    _locate_refusal(value, path)
-            elif kind is dict or kind is list:
-                pending.append(item)
-            elif kind is not int and kind is not bool and item is not None:
-                has_float |= _check_located(item, path)  # not what a JSON decoder makes: the thorough walk decides
-    return has_float
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _locate_refusal(value: Any, path: list) -> None:
-    """Raise the refusal of the first bad value in `value`, named by its location."""
-    _check_located(value, path)
-    raise AssertionError("a value was refused, but the located walk found nothing to refuse")
-
-
-def _check_located(value: Any, path: list) -> bool:
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _refuse(path, "must be a finite number")
-        return True
-    if isinstance(value, str):
-        _check_text(value, path)
-        return False
-    has_float = False
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_text(key, [*path, key])
-            has_float |= _check_located(item, [*path, key])
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            has_float |= _check_located(item, [*path, index])
-    return has_float
-
-
-def _check_text(text: str, path: list) -> None:
-    if "\x00" in text:
-        raise _refuse(path, "must not contain NUL characters")
-    if not (text.isascii() or _encodable(text)):
-        raise _refuse(path, "must be valid Unicode (no lone surrogates)")
-
-
-def _set_at(container: Any, path, value: Any) -> None:
-    *parents, last = path
-    for part in parents:
-        container = container[part]
-    container[last] = value
-
-
-def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
-    """The arguments, checked against the tool's schema; integers arrive as `int` (never `5.0`)."""
-    if arguments is None:
-        arguments = {}
-    if not isinstance(arguments, dict):
-        raise InvalidParams("Arguments must be a JSON object")
-    has_float = _check_values(arguments, [])
-    error = min(spec.validator.iter_errors(arguments), key=_path_order, default=None)
-    if error is not None:
-        raise _refuse(error.absolute_path, _schema_message(error))
-    if has_float:
-        for error in list(spec.strict_validator.iter_errors(arguments)):
-            if error.validator == "type" and isinstance(error.instance, float) and error.instance.is_integer():
-                if not error.absolute_path:
-                    continue  # the arguments object itself is never a number
-                _set_at(arguments, error.absolute_path, int(error.instance))
-    return arguments
-
-
-def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
-    """Run one tool call. Raises ApplicationError for errors the transport renders as JSON-RPC errors."""
+@contextlib.contextmanager
+def audited(ctx: CallContext, name: Any):
+    """The one frame of every audited call (a tool call, a refused one): a trace span, the outcome of whatever
+    escapes (an ApplicationError by its kind; anything else logged and answered as an internal error that names
+    only the request id), and the audit row when it ends."""
     started = time.perf_counter()
-    outcome, error_code, spec_name, group = ToolCall.Outcome.OK, "", str(name)[:100], ""
+    tool = str(name)[:100]
+    frame = _Frame()
     span = tracer.start_span("mcpsite.tool")  # named after the tool once it is known to be one of ours
     current = otel_context.attach(trace.set_span_in_context(span))  # the tool's queries are its children
     try:
-        spec = _find(name, ctx, groups)
-        group = spec.group
-        span.update_name(f"tool {spec.name}")
-        span.set_attributes({"mcpsite.tool": spec.name, "mcpsite.group": group, "mcpsite.transport": ctx.transport})
-        limit = "api_key"  # which limit a RateLimited comes from: the key's rate, then the tool's own
-        enforce_api_key_rate(ctx.api_key)
-        limit = "tool"
-        try:
-            arguments = validate_arguments(spec, arguments)
-            data = spec.func(arguments, ctx)
-            if spec.confirm and ctx.interaction.can_confirm() and not ctx.interaction.asked():
-                raise RuntimeError(f"{spec.name} declares confirm but finished without asking the user")
-        except ApplicationError as exc:
-            if spec.render_error is None:
-                raise
-            outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
-            return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True)
-        if isinstance(data, Content):
-            return ToolResult(to_jsonable(data.as_data()), content=data)
-        meta = to_jsonable(spec.ui_meta(arguments, data)) if ctx.apps and spec.ui_meta is not None else None
-        return ToolResult(to_jsonable(data), meta=meta)
+        yield frame
     except InputRequired:
         # Not a failure: the call's answer is a question (multi round-trip), and the retry is another call.
-        outcome = ToolCall.Outcome.INPUT_REQUIRED
+        frame.ended(ToolCall.Outcome.INPUT_REQUIRED)
         raise
     except RateLimited as exc:
-        outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
-        metrics.rate_limited(limit)
+        frame.ended(ToolCall.Outcome.RATE_LIMITED, exc)
         raise
     except ScopeDenied as exc:
-        outcome, error_code = ToolCall.Outcome.DENIED, str(jsonrpc_code(exc))
+        frame.ended(ToolCall.Outcome.DENIED, exc)
         raise
     except ApplicationError as exc:
-        outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
+        frame.ended(ToolCall.Outcome.ERROR, exc)
         raise
-    except Exception:
-        outcome, error_code = ToolCall.Outcome.INTERNAL, str(INTERNAL_ERROR)
-        logger.exception("Tool %s failed (request %s)", spec_name, ctx.request_id)
+    except Exception as exc:
+        if (refusal := unavailable(exc)) is not None:  # logged once per outage, not per call
+            frame.ended(ToolCall.Outcome.INTERNAL, refusal)
+            raise refusal from None
+        frame.outcome, frame.error_code = ToolCall.Outcome.INTERNAL, str(INTERNAL_ERROR)
+        logger.exception("Tool %s failed (request %s)", tool, ctx.request_id)
         raise InternalError(data={"request_id": ctx.request_id}) from None
     finally:
-        span.set_attribute("mcpsite.outcome", outcome)
+        if frame.group:
+            span.update_name(f"tool {tool}")
+            attributes = {"mcpsite.tool": tool, "mcpsite.group": frame.group, "mcpsite.transport": ctx.transport}
+            span.set_attributes(attributes)
+        span.set_attribute("mcpsite.outcome", frame.outcome)
         span.end()
         otel_context.detach(current)
-        audit(ctx, spec_name, outcome, error_code, started, group=group)
+        audit(ctx, tool, frame.outcome, frame.error_code, started, group=frame.group)
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call as it passes the stages: who calls, which tool, its arguments (validated by the `validate`
+    stage)."""
+
+    ctx: CallContext
+    spec: ToolSpec
+    arguments: Any
+
+
+Stage = Callable[[Call, Callable[[Call], ToolResult]], ToolResult]
+
+
+def authorize(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResult:
+    """The credential's scopes allow the tool's group (403 otherwise, audited as denied)."""
+    api_key = call.ctx.api_key
+    if api_key is not None and not api_key.allows(call.spec.group):
+        raise ScopeDenied.for_group(api_key, call.spec.group)
+    return call_next(call)
+
+
+def validate(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResult:
+    """The arguments against the tool's schema (integers as `int`)."""
+    call.arguments = validate_arguments(call.spec, call.arguments)
+    return call_next(call)
+
+
+def run(call: Call) -> ToolResult:
+    """The tool itself; a seed with an in-band error shape gets its failures as its result."""
+    spec, ctx = call.spec, call.ctx
+    try:
+        data = spec.func(call.arguments, ctx)
+        if spec.confirm and ctx.interaction.can_confirm() and not ctx.interaction.asked():
+            raise RuntimeError(f"{spec.name} declares confirm but finished without asking the user")
+    except ApplicationError as exc:
+        if spec.render_error is None:
+            raise
+        return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True, error=exc)
+    if isinstance(data, Content):
+        return ToolResult(to_jsonable(data.as_data()), content=data)
+    meta = to_jsonable(spec.ui_meta(call.arguments, data)) if ctx.apps and spec.ui_meta is not None else None
+    return ToolResult(to_jsonable(data), meta=meta)
+
+
+# The stages every tool call passes, in order, on every transport, after the request was counted (`account`) and
+# its tool found; the last runs the tool. A cross-cutting concern of tool calls is one stage here
+# (docs/conventions.md, "Adding a stage").
+STAGES: list[Stage] = [authorize, validate]
+
+
+def _through(stages: list[Stage], call: Call) -> ToolResult:
+    if not stages:
+        return run(call)
+    return stages[0](call, functools.partial(_through, stages[1:]))
+
+
+def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
+    """Run one tool call through the stages. Raises ApplicationError for errors the transport renders."""
+    with audited(ctx, name) as frame:
+        spec = _find(name, ctx, groups)
+        frame.group = spec.group
+        try:
+            result = _through(STAGES, Call(ctx, spec, arguments))
+        except RateLimited:
+            metrics.rate_limited("tool")  # the key's rate is counted at the door: this is the tool's own
+            raise
+        if result.error is not None:
+            frame.ended(ToolCall.Outcome.ERROR, result.error)
+        return result
+
+
+def account(ctx: CallContext, tool: Any = None) -> None:
+    """The accounting stage: one request (or batch element) of the caller, counted once, on every transport, before
+    anything else is done for it. Past the key's rate: RateLimited with the key's `Retry-After`; a refused tools/call
+    (`tool`: its name) is audited as rate-limited."""
+    api_key = ctx.api_key
+    if api_key is None or not over_api_key_rate(api_key):
+        return
+    metrics.rate_limited("api_key")
+    refused = RateLimited(retry_after=api_key_retry_after(api_key))
+    if tool is None:
+        raise refused
+    with audited(ctx, tool) as frame:
+        spec = registry.get(tool) if isinstance(tool, str) else None
+        frame.group = spec.group if spec is not None else ""
+        raise refused
 
 
 def record_refused_call(ctx: CallContext, name: Any, error_code: str) -> None:
-    """A tools/call refused before it reached `call_tool` (a requestState that failed its checks), counted against
-    the key's rate and audited as any call is, so refusals are bounded and on record. RateLimited past the rate."""
+    """A tools/call refused before it reached `call_tool` (a requestState that failed its checks), audited as any
+    call is, so refusals are on record (the request was counted at the door)."""
     started = time.perf_counter()
-    outcome = ToolCall.Outcome.ERROR
-    try:
-        enforce_api_key_rate(ctx.api_key)
-    except RateLimited as exc:
-        outcome, error_code = ToolCall.Outcome.RATE_LIMITED, str(jsonrpc_code(exc))
-        metrics.rate_limited("api_key")
-        raise
-    finally:
-        spec = registry.get(name) if isinstance(name, str) else None
-        audit(ctx, str(name)[:100], outcome, error_code, started, group=spec.group if spec else "")
+    spec = registry.get(name) if isinstance(name, str) else None
+    audit(ctx, str(name)[:100], ToolCall.Outcome.ERROR, error_code, started, group=spec.group if spec else "")
 
 
-def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "") -> None:
-    """Record one call of `tool` (or a resource read) of `group` ("" when the name is none of ours) that began at
-    perf_counter() `started`, in the audit log and the metrics. Call it from a worker thread: it may write. Names,
-    codes and timings only: arguments may hold passwords and are never stored."""
-    seconds = time.perf_counter() - started
-    label = tool if group else "unknown"  # a name nobody registered must not become a label value
-    metrics.tool_call(
-        tool=label,
-        group=group or "none",
-        transport=ctx.transport,
-        protocol=ctx.protocol or "none",
-        outcome=outcome,
-        seconds=seconds,
-    )
-    if calls_logger.isEnabledFor(logging.INFO):
-        calls_logger.info(
-            "%s %s %dms",
-            tool,
-            outcome,
-            seconds * 1000,
-            extra={
-                "request_id": ctx.request_id,
-                "key_id": ctx.api_key.pk if ctx.api_key is not None else None,
-                "user_id": ctx.owner.pk if ctx.owner is not None else None,
-                "tool": label,
-                "group": group or None,
-                "transport": ctx.transport,
-                "protocol": ctx.protocol or None,
-                "outcome": outcome,
-                "duration_ms": round(seconds * 1000, 1),
-            },
-        )
-    row = AuditRow(
-        created_at=timezone.now(),
-        transport=ctx.transport,
-        tool=tool,
-        duration_ms=int(seconds * 1000),
-        outcome=outcome,
-        error_code=error_code,
-        request_id=ctx.request_id,
-        **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
-    )
-    if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
-        audit_buffer.add(row)
-    else:
-        _audit_write([row])
-
-
-class AuditRow(NamedTuple):
-    """A ToolCall row as `audit` buffers it, by attname (a model instance per call cost more than the insert,
-    bench/bench_serving.py); the credential's fields are what its `audit_fields()` gives."""
-
-    created_at: datetime.datetime
-    transport: str
-    tool: str
-    duration_ms: int
-    outcome: str
-    error_code: str
-    request_id: str
-    api_key_id: int | None = None
-    user_id: int | None = None
-    oauth_client_id: int | None = None
-
-
-def _audit_write(rows: list[AuditRow]) -> None:
-    try:
-        with transaction.atomic():
-            commit_without_flush_wait()
-            insert_rows(ToolCall, AuditRow._fields, rows)
-    except Exception:  # the audit must never turn a finished call into a failure
-        logger.exception("Could not record %d tool call(s), e.g. request %s", len(rows), rows[0].request_id)
-
-
-class AuditBuffer:
-    """Audit rows of this process, written in batches by a background thread every MCP_AUDIT_FLUSH_SECONDS.
-
-    One insert per call was a durable write on the path of every read-only call (bench/bench_serving.py). Rows
-    wait here at most MCP_AUDIT_FLUSH_SECONDS, and never more than MCP_AUDIT_BUFFER_ROWS: a call that fills the
-    buffer writes it before it answers. So a process killed outright (kill -9, OOM) loses at most the rows of its
-    last MCP_AUDIT_FLUSH_SECONDS, and at most MCP_AUDIT_BUFFER_ROWS; a normal shutdown (SIGTERM) writes them all.
-    """
-
-    def __init__(self) -> None:
-        self._rows: list[AuditRow] = []
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def add(self, row: AuditRow) -> None:
-        with self._lock:
-            self._rows.append(row)
-            full = len(self._rows) >= settings.MCP_AUDIT_BUFFER_ROWS
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="mcp-audit", daemon=True)
-                self._thread.start()
-        if full:
-            self.flush()
-
-    def pending(self) -> int:
-        return len(self._rows)
-
-    def flush(self) -> int:
-        """Write every buffered row now; returns how many."""
-        with self._lock:
-            rows, self._rows = self._rows, []
-        if rows:
-            _audit_write(rows)
-        return len(rows)
-
-    def _run(self) -> None:
-        while True:
-            time.sleep(settings.MCP_AUDIT_FLUSH_SECONDS or 1)  # 0 (write in the call) must not spin
-            close_old_connections()
-            try:
-                self.flush()
-            finally:
-                close_old_connections()
-
-
-audit_buffer = AuditBuffer()
-atexit.register(audit_buffer.flush)
-
-
-_executors: dict[str, ThreadPoolExecutor] = {}
-_executors_lock = threading.Lock()
-
-
-def _executor(kind: str) -> ThreadPoolExecutor:
-    """The process's worker threads for `kind`: "tool" (database work) or "upstream" (tools that wait on another
-    service). Separate pools, so calls stuck on a dead upstream cannot take the threads every other call needs."""
-    if (executor := _executors.get(kind)) is not None:
-        return executor
-    with _executors_lock:
-        if kind not in _executors:
-            size = settings.MCP_UPSTREAM_THREADS if kind == "upstream" else settings.MCP_TOOL_THREADS
-            _executors[kind] = ThreadPoolExecutor(max_workers=size, thread_name_prefix=f"mcp-{kind}")
-        return _executors[kind]
-
-
-def in_worker_thread(func, kind: str = "tool"):
-    busy = metrics.WORKER_THREADS_BUSY.labels(kind)
-
-    def run(*args, **kwargs):
-        busy.inc()
-        close_old_connections()
-        try:
-            return func(*args, **kwargs)
-        finally:
-            close_old_connections()
-            busy.dec()
-
-    async def call(*args, **kwargs):
-        # Calls from different clients run in parallel worker threads, with the caller's context variables, as
-        # asgiref's sync_to_async(thread_sensitive=False) would run them without its per-call set-up on the loop.
-        context = contextvars.copy_context()
-        job = functools.partial(context.run, run, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(_executor(kind), job)
-
-    return call
-
-
-def stop_worker_threads() -> None:
-    """End this process's worker threads (and the database connections they keep); new ones start on demand.
-    For tests, where a thread's connection must not outlive the test that opened it."""
-    with _executors_lock:
-        executors = list(_executors.values())
-        _executors.clear()
-    for executor in executors:
-        executor.shutdown(wait=True)
-
-
-_call_in_tool_thread = in_worker_thread(call_tool)
-_call_in_upstream_thread = in_worker_thread(call_tool, kind="upstream")
-alist_tools = in_worker_thread(list_tools)
-arecord_refused_call = in_worker_thread(record_refused_call)
-
-# Per process and event loop: how many calls each key has in worker threads now (bounded by MCP_KEY_CONCURRENCY),
-# and of those in the upstream pool (bounded by MCP_KEY_UPSTREAM_THREADS); the rest wait on the event loop,
-# holding no thread.
-_key_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_key_upstream_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _per_key(table: weakref.WeakKeyDictionary, api_key, size: int) -> asyncio.Semaphore | contextlib.nullcontext:
-    if api_key is None:  # stdio and other trusted local callers
-        return contextlib.nullcontext()
-    slots = table.setdefault(asyncio.get_running_loop(), {})
-    if api_key.pk not in slots:
-        slots[api_key.pk] = asyncio.Semaphore(size)
-    return slots[api_key.pk]
-
-
-def key_slot(api_key) -> asyncio.Semaphore | contextlib.nullcontext:
-    """One of the key's MCP_KEY_CONCURRENCY slots: hold it while the key's work holds a worker thread."""
-    return _per_key(_key_slots, api_key, settings.MCP_KEY_CONCURRENCY)
-
-
-def key_upstream_slot(api_key) -> asyncio.Semaphore | contextlib.nullcontext:
-    """One of the key's MCP_KEY_UPSTREAM_THREADS slots in the upstream pool: two keys with MCP_KEY_CONCURRENCY
-    calls each stuck on a dead upstream filled the whole pool, and every other tenant's geo call waited."""
-    return _per_key(_key_upstream_slots, api_key, settings.MCP_KEY_UPSTREAM_THREADS)
+_call_in_tool_thread = threads.in_worker_thread(call_tool)
+_call_in_upstream_thread = threads.in_worker_thread(call_tool, kind="upstream")
+arecord_refused_call = threads.in_worker_thread(record_refused_call)
+aaccount = threads.in_worker_thread(account)
 
 
 async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
@@ -529,7 +256,7 @@ async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterab
     spec = registry.get(name) if isinstance(name, str) else None
     if spec is not None and spec.upstream:
         # The upstream share first: a call waiting for it holds none of the key's other slots.
-        async with key_upstream_slot(ctx.api_key), key_slot(ctx.api_key):
+        async with caps.key_upstream_slot(ctx.api_key), caps.key_slot(ctx.api_key):
             return await _call_in_upstream_thread(ctx, name, arguments, groups)
-    async with key_slot(ctx.api_key):
+    async with caps.key_slot(ctx.api_key):
         return await _call_in_tool_thread(ctx, name, arguments, groups)

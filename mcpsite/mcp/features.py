@@ -26,7 +26,7 @@ from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
 from mcpsite.models import ToolCall
 
-from . import calls, content, dispatch, prompts, resources, subscriptions
+from . import audit, calls, content, dispatch, prompts, resources, subscriptions, threads
 from .completion import completion_run
 from .interaction import InputRequired
 from .registry import CallContext
@@ -151,7 +151,7 @@ def _read(
         logger.exception("Resource %s failed (request %s)", uri, call_ctx.request_id)
         raise _protocol_error(InternalError(data={"request_id": call_ctx.request_id})) from None
     finally:
-        dispatch.audit(call_ctx, tool, outcome, error_code, started, group=group)
+        audit.audit(call_ctx, tool, outcome, error_code, started, group=group)
 
 
 def _announceable(uris: Sequence[str], call_ctx: CallContext, groups: list[str] | None) -> list[str]:
@@ -196,9 +196,9 @@ def listen_handler(context_for: ContextFactory) -> Any:
                 message=f"At most {settings.MCP_LISTEN_MAX_URIS} resource subscriptions per listen stream",
             )
         # Listening before reading: a change committed after the read is heard.
-        await dispatch.in_worker_thread(subscriptions.listener.ensure_started)()
+        await threads.in_worker_thread(subscriptions.listener.ensure_started)()
         if uris:
-            uris = await dispatch.in_worker_thread(_announceable)(uris, call_ctx, groups)
+            uris = await threads.in_worker_thread(_announceable)(uris, call_ctx, groups)
         notifications = requested.model_copy(update={"resource_subscriptions": uris or None})
         metrics.LISTEN_STREAMS.inc()
         try:
@@ -217,7 +217,7 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
 
     async def on_list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         call_ctx, groups = context_for(ctx)
-        entries = await dispatch.in_worker_thread(_resource_entries)(call_ctx, _visible(call_ctx, groups))
+        entries = await threads.in_worker_thread(_resource_entries)(call_ctx, _visible(call_ctx, groups))
         items, next_cursor = page(entries, params.cursor if params else None)
         return types.ListResourcesResult(resources=items, next_cursor=next_cursor)
 
@@ -242,7 +242,7 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
     async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = context_for(ctx)
         try:
-            spec, body = await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
+            spec, body = await threads.in_worker_thread(_read)(params.uri, call_ctx, groups)
         except MCPError as exc:
             if exc.error.code == RESOURCE_NOT_FOUND and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 raise MCPError(code=INVALID_PARAMS, message=exc.error.message, data=exc.error.data) from None
@@ -262,8 +262,8 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         if not spec.subscribable:
             raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
         # Refuse a subscription to what does not exist (an unknown show): read it once (audited as a read).
-        await dispatch.in_worker_thread(_read)(params.uri, call_ctx, groups)
-        await dispatch.in_worker_thread(subscriptions.listener.ensure_started)()
+        await threads.in_worker_thread(_read)(params.uri, call_ctx, groups)
+        await threads.in_worker_thread(subscriptions.listener.ensure_started)()
         # One ServerSession is built per request; the connection behind it is the session's (private in mcp 2.3).
         connection = ctx.session._connection
         if subscriptions.hub.subscribe(params.uri, id(connection), ctx.session, asyncio.get_running_loop()):
@@ -343,7 +343,7 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         argument = params.argument
         completer = _completer(params.ref, argument.name, call_ctx, groups)
         context = dict(params.context.arguments or {}) if params.context else {}
-        result = await dispatch.in_worker_thread(completion_run)(completer, argument.value, context, call_ctx)
+        result = await threads.in_worker_thread(completion_run)(completer, argument.value, context, call_ctx)
         return types.CompleteResult(
             completion=types.Completion(values=result.values, total=result.total, has_more=result.has_more)
         )

@@ -17,7 +17,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from mcpsite.core.errors import ApplicationError, InvalidRequest, MethodNotFound, ParseError
 from mcpsite.core.scopes import server_info
 
-from . import dispatch
+from . import dispatch, registry
 from .registry import CallContext
 from .wire import as_jsonrpc
 
@@ -37,6 +37,15 @@ def parse(body: bytes | str) -> Any:
         raise ParseError(data=f"Invalid JSON: {exc}") from None
     except RecursionError:
         raise ParseError(data="Invalid JSON: nested too deeply") from None
+
+
+def parse_counted(body: bytes | str, ctx: CallContext) -> Any:
+    """`parse`, where an unreadable body still counts as one request of the caller (then ParseError)."""
+    try:
+        return parse(body)
+    except ParseError:
+        dispatch.account(ctx)
+        raise
 
 
 def error_response(request_id: Any, error: ApplicationError) -> dict[str, Any]:
@@ -74,10 +83,14 @@ def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_t
 
 
 def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_methods: bool) -> dict | None:
-    """Answer one JSON-RPC message; None for a notification."""
+    """Answer one JSON-RPC message (counted first, whatever it holds); None for a notification."""
+    request_id = message.get("id", NO_ID) if isinstance(message, dict) else NO_ID
+    try:
+        dispatch.account(ctx, _called_tool(message, allow_tool_methods))
+    except ApplicationError as exc:
+        return None if request_id is NO_ID and isinstance(message, dict) else error_response(request_id, exc)
     if not isinstance(message, dict):
         return error_response(NO_ID, InvalidRequest(data="A request must be a JSON object"))
-    request_id = message.get("id", NO_ID)
     valid_id = (
         request_id is NO_ID
         or request_id is None
@@ -98,12 +111,25 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
+def _called_tool(message: Any, allow_tool_methods: bool) -> Any:
+    """The tool a message calls (`tools/call`'s name, or on /rpc a method naming a tool), for the audit of a call
+    refused for the key's rate; None for anything else."""
+    if not isinstance(message, dict) or not isinstance(method := message.get("method"), str):
+        return None
+    params = message.get("params")
+    if method == "tools/call":
+        return params.get("name") if isinstance(params, dict) else None
+    return method if allow_tool_methods and registry.get(method) is not None else None
+
+
 def handle_payload(payload: Any, ctx: CallContext, groups=None, *, allow_tool_methods: bool) -> Any:
     """A single message or a batch array; None when nothing needs an answer."""
     if isinstance(payload, list):
         if not payload:
+            dispatch.account(ctx)
             return error_response(NO_ID, InvalidRequest(data="Empty batch"))
         if len(payload) > settings.MCP_MAX_BATCH:
+            dispatch.account(ctx)  # refused whole, counted once
             return error_response(NO_ID, InvalidRequest(data=f"Batch larger than {settings.MCP_MAX_BATCH}"))
         answers = [handle_one(m, ctx, groups, allow_tool_methods=allow_tool_methods) for m in payload]
         return [a for a in answers if a is not None] or None

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from jsonschema import Draft202012Validator
 
 from mcpsite.core.scopes import tool_group_validate, tool_groups
@@ -77,6 +78,9 @@ class ToolSpec:
     app_only: bool = False
     # For clients with Apps: extra `_meta` for a successful result, for the view only (the show a seat map is of).
     ui_meta: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    # The largest request this tool can legitimately receive, in bytes, where it exceeds MCP_MAX_BODY_BYTES: every
+    # endpoint serving the tool accepts bodies (and WebSocket frames) this large (mcpsite.guard.body_limit).
+    max_request_bytes: Callable[[], int] | None = None
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
@@ -123,6 +127,7 @@ def register(spec: ToolSpec) -> ToolSpec:
         raise ValueError(f"Tool {spec.name!r} is registered twice")
     Draft202012Validator.check_schema(spec.input_schema)
     _tools[spec.name] = spec
+    _declared_request_bytes.cache_clear()
     return spec
 
 
@@ -142,6 +147,7 @@ def tool(
     ui: str | None = None,
     app_only: bool = False,
     ui_meta: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+    max_request_bytes: Callable[[], int] | None = None,
 ):
     """Register the decorated function as an MCP tool; the function itself is returned unchanged."""
 
@@ -163,6 +169,7 @@ def tool(
                 ui=ui,
                 app_only=app_only,
                 ui_meta=ui_meta,
+                max_request_bytes=max_request_bytes,
             )
         )
         return func
@@ -181,6 +188,20 @@ def tools(groups: Iterable[str] | None = None) -> list[ToolSpec]:
     return sorted((t for t in _tools.values() if t.group in wanted), key=lambda t: order[t.group])
 
 
+@functools.cache
+def _declared_request_bytes(groups: tuple[str, ...] | None) -> int:
+    served = tools(None if groups is None else list(groups))
+    return max([0, *(spec.max_request_bytes() for spec in served if spec.max_request_bytes is not None)])
+
+
+def max_request_bytes(groups: Iterable[str] | None = None) -> int:
+    """The largest request an endpoint serving `groups` (None: all) legitimately receives: MCP_MAX_BODY_BYTES, or
+    more where a tool it serves declares more (geo's 10,000 points). Every door bounds its bodies and frames by it."""
+    declared = _declared_request_bytes(None if groups is None else tuple(groups))
+    return max(settings.MCP_MAX_BODY_BYTES, declared)
+
+
 def unregister(name: str) -> None:
     """For tests that register throwaway tools."""
     _tools.pop(name, None)
+    _declared_request_bytes.cache_clear()

@@ -17,7 +17,7 @@ from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from mcpsite.core.errors import ApplicationError, RateLimited, Unauthorized, UnknownTool
+from mcpsite.core.errors import ApplicationError, RateLimited, ServiceUnavailable, Unauthorized, UnknownTool
 from mcpsite.core.jsonutil import dumps, to_jsonable
 from mcpsite.core.scopes import ServerInfo, server_info
 
@@ -47,17 +47,12 @@ CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
 
 
 def _tool(spec: ToolSpec, *, apps: bool = False) -> types.Tool:
-    """The tools/list entry; with its view (`_meta.ui`) for a client that negotiated MCP Apps (ui.py)."""
-    annotations = types.ToolAnnotations(**spec.annotations) if spec.annotations else None
-    return types.Tool(
-        name=spec.name,
-        title=spec.title,
-        description=spec.description,
-        input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
-        annotations=annotations,
-        _meta=ui.tool_meta(spec) if apps else None,
-    )
+    """The tools/list entry (the one every transport lists, ToolSpec.describe); with its view (`_meta.ui`) for a
+    client that negotiated MCP Apps (ui.py)."""
+    entry = spec.describe()
+    if apps and (meta := ui.tool_meta(spec)) is not None:
+        entry["_meta"] = meta
+    return types.Tool.model_validate(entry)
 
 
 def result_fields(payload: Any, *, is_error: bool, result_type: str | None = None) -> dict[str, Any]:
@@ -93,6 +88,8 @@ async def tool_call_result(
         raise MCPError(code=INVALID_PARAMS, message=exc.message) from None
     except (RateLimited, Unauthorized) as exc:
         raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
+    except ServiceUnavailable as exc:  # a dependency is down: a protocol error saying when to retry
+        raise MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data) from None
     except ApplicationError as exc:  # a tool failure as MCP wants it: isError, the error as text and structured
         return result_fields(to_jsonable(as_jsonrpc(exc)), is_error=True, result_type=result_type)
     if result.content is not None:
@@ -142,10 +139,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         call_ctx, groups = request_context(ctx)
-        try:
-            specs = await dispatch.alist_tools(call_ctx, groups)
-        except ApplicationError as exc:
-            raise MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data) from None
+        specs = dispatch.list_tools(call_ctx, groups)
         return types.ListToolsResult(tools=[_tool(spec, apps=call_ctx.apps) for spec in specs])
 
     async def on_call_tool(
@@ -170,11 +164,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
 
     async def state_refused(ctx) -> None:
         call_ctx, _groups = request_context(ctx)
-        try:
-            name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
-            await dispatch.arecord_refused_call(call_ctx, name, str(INVALID_PARAMS))
-        except RateLimited as exc:
-            raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
+        name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
+        await dispatch.arecord_refused_call(call_ctx, name, str(INVALID_PARAMS))
 
     with warnings.catch_warnings():
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.

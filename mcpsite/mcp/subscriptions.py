@@ -139,7 +139,7 @@ class EventBus:
         self._gap_handlers: list[weakref.WeakMethod] = []
 
     async def publish(self, event: ServerEvent) -> None:
-        from .dispatch import in_worker_thread  # the database is not for the event loop
+        from .threads import in_worker_thread  # the database is not for the event loop
 
         await in_worker_thread(publish_event)(event)
 

@@ -20,9 +20,10 @@ from mcpsite.core.errors import (
 )
 from mcpsite.core.jsonutil import dumps
 
-from . import dispatch, jsonrpc
+from . import dispatch, jsonrpc, outages, registry
+from .auth import SCOPE_PRINCIPAL
+from .refusals import Shape, django_refusal
 from .registry import CallContext, tool_groups
-from .wire import as_jsonrpc, http_status, rest_status
 
 
 def healthz(request):
@@ -42,21 +43,28 @@ def healthz(request):
 
 
 class _ToolEndpoint(APIView):
-    """Shared plumbing: auth, body size, JSON parsing; errors never escape as HTML or 500 pages."""
+    """Shared plumbing behind the ingress (mcpsite.guard: principal, body bounds, REST accounting): DRF's method
+    handling and content negotiation, JSON parsing; errors never escape as HTML or 500 pages."""
 
     transport = "rpc"
+    shape: Shape = "jsonrpc"
     parser_classes: list = []  # bodies are read raw, so malformed JSON gets our own error shape
 
     def context(self, request) -> CallContext:
         api_key = request.auth
         if api_key is None and settings.MCP_REQUIRE_API_KEY:
             raise MissingCredentials()
-        return dispatch.call_context(transport=self.transport, api_key=api_key)
+        ctx = dispatch.call_context(transport=self.transport, api_key=api_key)
+        if self.transport == "rest" and SCOPE_PRINCIPAL not in request.META:
+            dispatch.account(ctx)  # served without the ingress (a WSGI server, Django's test client)
+        return ctx
 
     def body(self, request) -> bytes:
+        """The body; bounded by the ingress, and here too where a request is served without it."""
+        limit = registry.max_request_bytes()
         length = request.META.get("CONTENT_LENGTH") or "0"
-        if not length.isdigit() or int(length) > settings.MCP_MAX_BODY_BYTES:
-            raise PayloadTooLarge(data=f"The body may be at most {settings.MCP_MAX_BODY_BYTES} bytes")
+        if not length.isdigit() or int(length) > limit:
+            raise PayloadTooLarge(data=f"The body may be at most {limit} bytes")
         return request.body
 
     def handle_exception(self, exc):
@@ -67,14 +75,17 @@ class _ToolEndpoint(APIView):
         return super().handle_exception(exc)
 
     def error_response(self, error: ApplicationError) -> HttpResponse:
-        raise NotImplementedError
+        return django_refusal(error, self.shape)
 
     def finalize_response(self, request, response, *args, **kwargs):
-        # Tell a client refused for its key's rate when to come back (the seed's error body stays as it is).
+        # Tell a refused client when to come back (the seed's error body stays as it is): the rest of its key's
+        # window, or the wait of a dependency that does not answer.
         if response.status_code == 429 and request.auth is not None:
             retry_after = limits.api_key_retry_after(request.auth)
             if retry_after is not None:
                 response["Retry-After"] = str(retry_after)
+        elif response.status_code == 503 and not response.has_header("Retry-After"):
+            response["Retry-After"] = str(outages.RETRY_AFTER)
         return super().finalize_response(request, response, *args, **kwargs)
 
 
@@ -87,7 +98,7 @@ class JsonRpcView(_ToolEndpoint):
 
     def post(self, request):
         ctx = self.context(request)
-        payload = jsonrpc.parse(self.body(request))
+        payload = jsonrpc.parse_counted(self.body(request), ctx)
         answer = jsonrpc.handle_payload(payload, ctx, allow_tool_methods=True)
         if answer is None:
             return HttpResponse(status=204)
@@ -95,17 +106,15 @@ class JsonRpcView(_ToolEndpoint):
 
     @staticmethod
     def _status(answer) -> int:
-        # A lone request refused for auth, scope or rate keeps that HTTP status; others are 200.
+        # A lone request refused for auth, rate or an unavailable dependency keeps that HTTP status; others are 200.
         if isinstance(answer, dict) and "error" in answer:
-            return {401: 401, 429: 429}.get(answer["error"]["code"], 200)
+            return {401: 401, 429: 429, 503: 503}.get(answer["error"]["code"], 200)
         return 200
-
-    def error_response(self, error: ApplicationError) -> HttpResponse:
-        return _json(jsonrpc.error_response(None, error), status=http_status(error))
 
 
 class _RestView(_ToolEndpoint):
     transport = "rest"
+    shape: Shape = "rest"
 
     def arguments(self, request) -> dict:
         raw = self.body(request)
@@ -123,9 +132,6 @@ class _RestView(_ToolEndpoint):
         if group not in known:
             raise MethodNotFound(f"Unknown tool group: {group}", data=f"Tool groups: {', '.join(known)}")
         return [group]
-
-    def error_response(self, error: ApplicationError) -> HttpResponse:
-        return _json({"error": as_jsonrpc(error)}, status=rest_status(error))
 
 
 class RestToolsListView(_RestView):

@@ -31,7 +31,7 @@ WIRE: dict[ErrorKind, tuple[int, int]] = {
     ErrorKind.NOT_FOUND: (404, 200),
     ErrorKind.CONFLICT: (409, 200),
     ErrorKind.RATE_LIMITED: (429, 429),
-    ErrorKind.UNAVAILABLE: (INTERNAL_ERROR, 503),
+    ErrorKind.UNAVAILABLE: (503, 503),
     ErrorKind.PAYLOAD_TOO_LARGE: (INVALID_REQUEST, 413),
     ErrorKind.REQUEST_TIMEOUT: (INVALID_REQUEST, 408),
     ErrorKind.UPSTREAM_RATE_LIMITED: (429, 200),

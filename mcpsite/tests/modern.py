@@ -8,6 +8,8 @@ from typing import Any
 
 from asgiref.testing import ApplicationCommunicator
 
+from mcpsite.guard import RequestGuard
+
 VERSION = "2026-07-28"
 NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -49,7 +51,7 @@ class Exchange:
 
     def __init__(self, app, raw_key: str, message: dict, headers: list[tuple[bytes, bytes]] | None = None) -> None:
         headers = routing_headers(message) if headers is None else headers
-        self.http = ApplicationCommunicator(app, http_scope(raw_key, headers))
+        self.http = ApplicationCommunicator(RequestGuard(app), http_scope(raw_key, headers))
         self.message = message
         self.status = 0
         self.headers: dict[bytes, bytes] = {}

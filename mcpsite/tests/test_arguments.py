@@ -4,7 +4,7 @@ column cannot store (too-large integers, NaN, NUL, lone surrogates) gets past it
 import pytest
 
 from mcpsite.core.errors import InvalidParams
-from mcpsite.mcp import dispatch, registry
+from mcpsite.mcp import registry
 
 SCHEMA = {
     "type": "object",
@@ -25,7 +25,7 @@ SPEC = registry.ToolSpec("test_args", "cinema", "arguments", SCHEMA, lambda args
 
 
 def validated(arguments):
-    return dispatch.validate_arguments(SPEC, arguments)
+    return arguments.validate_arguments(SPEC, arguments)
 
 
 def test_integral_floats_reach_the_tool_as_int():

@@ -9,6 +9,7 @@ from asgiref.testing import ApplicationCommunicator
 from django.utils import timezone
 
 from mcpsite.guard import RequestGuard
+from mcpsite.mcp import registry
 from mcpsite.models import ApiKey
 from mcpsite.routing import Application
 
@@ -78,9 +79,10 @@ def test_no_key_is_refused_before_a_byte_of_the_body_is_read(guarded, path):
     assert no_length[1][b"www-authenticate"] == b'Bearer realm="mcpsite"'
 
 
-def test_declared_length_over_the_limit_is_413_in_each_endpoints_shape(guarded, api_key, settings):
+def test_declared_length_over_the_limit_is_413_in_each_endpoints_shape(guarded, api_key):
+    """Each endpoint's limit is the largest request of the tools it serves (these serve geo's 10,000 points)."""
     _key, raw = api_key
-    too_big = settings.MCP_MAX_BODY_BYTES + 1
+    too_big = registry.max_request_bytes() + 1
 
     async def refused(path):
         return await _answer(ApplicationCommunicator(RequestGuard(guarded), _scope(path, raw, length=too_big)))
@@ -94,21 +96,22 @@ def test_declared_length_over_the_limit_is_413_in_each_endpoints_shape(guarded, 
     assert guarded.seen == 0
 
 
-def test_a_streamed_body_is_cut_off_at_the_limit(guarded, api_key, settings):
+def test_a_streamed_body_is_cut_off_at_the_limit(guarded, api_key):
     """No Content-Length (chunked): the guard counts what arrives and stops at the limit."""
     _key, raw = api_key
-    chunk = b" " * 64_000
+    chunk = b" " * 256_000
+    limit = registry.max_request_bytes()
 
     async def scenario():
         communicator = ApplicationCommunicator(RequestGuard(guarded), _scope("/rpc", raw))
         sent = 0
-        while sent <= settings.MCP_MAX_BODY_BYTES:
+        while sent <= limit:
             await communicator.send_input({"type": "http.request", "body": chunk, "more_body": True})
             sent += len(chunk)
         return await _answer(communicator)
 
     status, _headers, body = run(scenario())
-    assert status == 413 and body["error"]["data"] == f"The body may be at most {settings.MCP_MAX_BODY_BYTES} bytes"
+    assert status == 413 and body["error"]["data"] == f"The body may be at most {limit} bytes"
     assert guarded.seen == 0
 
 

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcpsite.mcp import dispatch
+from mcpsite.mcp import threads
 from reminders.models import Contact, Message
 
 from .live import AlternatingProxy, live_site
@@ -100,7 +100,7 @@ async def test_over_http_the_question_binds_to_the_key_that_was_asked(two_keys_o
             first = await client.session.call_tool("message.send", arguments, allow_input_required=True)
         async with modern_client(url, other_raw, app=app) as (client, asked):
             assert refused(await retry(client, arguments, first.request_state))
-    texts = await dispatch.in_worker_thread(lambda: list(Message.objects.values_list("text", flat=True)))()
+    texts = await threads.in_worker_thread(lambda: list(Message.objects.values_list("text", flat=True)))()
     assert texts == ["accepted"]
 
 

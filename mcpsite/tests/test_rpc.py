@@ -99,9 +99,12 @@ def test_a_tools_own_throttle_is_429_without_the_keys_retry_after(rpc):
     assert "Retry-After" not in response  # the key is within its rate: its window says nothing here
 
 
-def test_oversize_body_is_refused(rpc, settings):
-    settings.MCP_MAX_BODY_BYTES = 2048
-    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "x" * 5000}})
+def test_oversize_body_is_refused(rpc):
+    """/rpc serves every tool, so it takes the largest legitimate request of any (geo's), and no more."""
+    from mcpsite.mcp import registry
+
+    limit = registry.max_request_bytes()
+    response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": {"text": "x" * limit}})
     assert response.status_code == 413
     assert response.json()["error"]["code"] == -32600
 

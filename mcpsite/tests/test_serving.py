@@ -17,7 +17,8 @@ from asgiref.testing import ApplicationCommunicator
 from django.db import connection
 
 from mcpsite.core.errors import Unauthorized
-from mcpsite.mcp import auth, dispatch
+from mcpsite.guard import RequestGuard
+from mcpsite.mcp import audit, auth, caps, dispatch
 from mcpsite.mcp.auth import api_key_from_scope, recent_keys
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 from mcpsite.models import ApiKey, ToolCall
@@ -68,7 +69,7 @@ async def request(app, raw_key: str, message: dict | bytes | None, method="POST"
                             b"accept": b"application/json, text/event-stream",
                             b"authorization": f"Bearer {raw_key}".encode()}, **dict(headers)}.items()),
     }  # fmt: skip
-    http = ApplicationCommunicator(app, scope)
+    http = ApplicationCommunicator(RequestGuard(app), scope)
     body = message if isinstance(message, bytes) else json.dumps(message).encode() if message else b""
     await http.send_input({"type": "http.request", "body": body})
     start = await http.receive_output(20)
@@ -220,82 +221,43 @@ ANSWER_CASES = [
 ]
 
 
-@pytest.mark.anyio
-@pytest.mark.django_db(transaction=True)
-async def test_direct_tools_call_answers_exactly_as_the_sdk(make_api_key, monkeypatch):
-    """Stateless JSON-response tools/call is answered without the SDK's per-request transport (bench hot spot);
-    every answer (status, headers, body bytes) is the one the SDK's own path gives, and only tools/call that the
-    SDK would dispatch takes the direct path."""
-    make = sync_to_async(make_api_key)
-    (_direct_key, direct_raw), (_sdk_key, sdk_raw) = await make(), await make(name="sdk")
-    through_sdk = []
-    async with running_site() as app:
-        assert app.mcp.direct_tools_call
-        sdk_handle = app.mcp.manager.handle_request
-
-        async def counted(*args):
-            through_sdk.append(1)
-            await sdk_handle(*args)
-
-        monkeypatch.setattr(app.mcp.manager, "handle_request", counted)
-        direct = [await request(app, direct_raw, message, headers=headers) for message, headers in ANSWER_CASES]
-        direct_through_sdk = len(through_sdk)
-        app.mcp.direct_tools_call = False
-        sdk = [await request(app, sdk_raw, message, headers=headers) for message, headers in ANSWER_CASES]
-    for (message, _headers), one, other in zip(ANSWER_CASES, direct, sdk, strict=True):
-        assert one == other, message
-    assert json.loads(direct[0][2])["result"]["structuredContent"] == {"echo": "x", "transport": "http"}
-    assert direct_through_sdk == 4  # the notification, the batch, the wrong Accept and Content-Type
-    assert len(through_sdk) == direct_through_sdk + len(ANSWER_CASES)
+def answer_kind(status: int, body: bytes) -> tuple:
+    """What a tools/call answer is, at the wire: (status, "result"), (status, "isError", code or status), (status,
+    "error", code), or (status, None) without a JSON-RPC body."""
+    try:
+        reply = json.loads(body)
+    except ValueError:
+        return (status, None)
+    if "error" in reply:
+        return (status, "error", reply["error"]["code"])
+    result = reply["result"]
+    if result.get("isError"):
+        structured = result["structuredContent"]
+        return (status, "isError", structured.get("code", structured.get("status")))
+    return (status, "result")
 
 
-# The plain calls among ANSWER_CASES (http._plain_call): a result, in-band and protocol errors, JSON values, blocks.
-PLAIN_CASES = [0, 1, 2, 3, 5, 7, 8, 9, 10, 11]
+# What each of ANSWER_CASES gets: results, in-band errors (the seed's shape in `structuredContent`), protocol errors,
+# the SDK's own refusals (a batch, a wrong Accept or Content-Type), nothing for a notification.
+ANSWER_KINDS = [
+    (200, "result"), (200, "result"), (200, "result"), (200, "isError", -32602), (200, "error", -32602),
+    (200, "isError", -32602), (200, "error", -32602), (200, "isError", 409), (200, "error", 429),
+    (200, "isError", "error"), (200, "result"), (200, "result"), (200, "result"), (200, "error", -32602),
+    (200, "error", -32602), (202, None), (400, "error", -32602), (406, "error", -32600), (400, None),
+]  # fmt: skip
 
 
 @pytest.mark.anyio
 @pytest.mark.django_db(transaction=True)
-async def test_plain_calls_skip_the_sdk_kernel(make_api_key, monkeypatch):
-    """A plain tools/call goes straight to the dispatcher (the SDK kernel's validation, middleware and result
-    serialisation were a third of a call's CPU, bench_serving); test_direct_tools_call_answers_exactly_as_the_sdk
-    holds its answers to the SDK's. Anything else (an unknown tool, a progress token, invalid params) still runs the
-    kernel. A request whose trace records takes the same path, inside the server's middleware (the SDK's span), and
-    gets the same answers. Control: with plain calls off, every call runs the kernel."""
-    from mcpsite.mcp import http
-
+async def test_every_kind_of_tools_call_is_answered_at_the_wire(make_api_key):
+    """Each kind of stateless tools/call, through the SDK's own transport: status, and result or error."""
     (_key, raw) = await sync_to_async(make_api_key)(rate="1000/m")
-    kernel, middleware = [], []
-    serve_one = http.serve_one
-
-    async def counted(*args, **kwargs):
-        kernel.append(1)
-        return await serve_one(*args, **kwargs)
-
-    async def observed(ctx, call_next):
-        middleware.append(ctx.method)
-        return await call_next(ctx)
-
-    monkeypatch.setattr(http, "serve_one", counted)
-    tool_calls = [i for i, (message, _) in enumerate(ANSWER_CASES[:14]) if "id" in message]
-    answers: dict[tuple[bool, bool], list] = {}
     async with running_site() as app:
-        app.mcp.server.middleware.append(observed)
-        for plain_calls, recording in ((True, False), (True, True), (False, False)):
-            monkeypatch.setattr(http, "recording", lambda recording=recording: recording)
-            app.mcp.plain_calls = plain_calls
-            through_kernel, through_middleware, answers[plain_calls, recording] = [], [], []
-            for index in tool_calls:
-                message, headers = ANSWER_CASES[index]
-                before, seen = len(kernel), len(middleware)
-                answers[plain_calls, recording].append(await request(app, raw, message, headers=headers))
-                if len(kernel) > before:
-                    through_kernel.append(index)
-                if len(middleware) > seen:
-                    through_middleware.append(index)
-            expected = [i for i in tool_calls if i not in PLAIN_CASES] if plain_calls else tool_calls
-            assert through_kernel == expected, (plain_calls, recording)
-            assert through_middleware == (tool_calls if recording or not plain_calls else expected)
-    assert answers[True, True] == answers[True, False] == answers[False, False]
+        answers = [await request(app, raw, message, headers=headers) for message, headers in ANSWER_CASES]
+    assert [answer_kind(status, body) for status, _headers, body in answers] == ANSWER_KINDS
+    assert json.loads(answers[1][2])["result"]["structuredContent"] == {"echo": "映画映画", "transport": "http"}
+    assert json.loads(answers[11][2])["result"]["content"] == [{"text": "3 seats", "type": "text"}]
+    assert all(headers[b"content-type"] == b"application/json" for _status, headers, _body in answers[:18])
 
 
 @pytest.mark.anyio
@@ -334,7 +296,7 @@ async def test_a_session_closed_for_idleness_frees_its_place(make_api_key, setti
         refused, _, _ = await request(app, raw, INITIALIZE)
         await anyio.sleep(1.5)
         later, _, _ = await request(app, raw, INITIALIZE)
-        held = app.mcp.key_sessions.count(key.pk)
+        held = caps.key_sessions.count(key.pk)
     assert (first, refused, later, held) == (200, 429, 200, 1)
 
 
@@ -459,7 +421,8 @@ async def test_a_key_holds_at_most_its_share_of_threads_over_websockets(make_api
     _key, raw = await sync_to_async(make_api_key)(rate="1000/m")
     async with running_site() as app:
         scope = {"type": "websocket", "path": "/ws/geo", "headers": [(b"authorization", f"Bearer {raw}".encode())]}
-        sockets = [ApplicationCommunicator(app, dict(scope)) for _ in range(settings.MCP_KEY_CONCURRENCY + 2)]
+        guarded = RequestGuard(app)
+        sockets = [ApplicationCommunicator(guarded, dict(scope)) for _ in range(settings.MCP_KEY_CONCURRENCY + 2)]
         try:
             for n, socket in enumerate(sockets):
                 await socket.send_input({"type": "websocket.connect"})
@@ -491,9 +454,9 @@ def test_deferred_audit_rows_wait_at_most_the_buffer(call_tool, settings):
     pending = []
     for _ in range(12):
         call_tool("test_echo", {"text": "x"})
-        pending.append(dispatch.audit_buffer.pending())
+        pending.append(audit.audit_buffer.pending())
     assert max(pending) < 5 and ToolCall.objects.count() == 10  # two full buffers written by the calls that filled them
-    assert dispatch.audit_buffer.flush() == 2
+    assert audit.audit_buffer.flush() == 2
     assert ToolCall.objects.filter(tool="test_echo", outcome="ok").count() == 12
 
 
@@ -605,27 +568,3 @@ def test_production_settings_pass_check_deploy(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no issues" in done.stdout
-
-
-REPLY_VALUES = [1e-7, 1e16, 1e22, 0.1, -0.0, 5e-324, 123456789.123, 2**63 - 1, "é日本\u2028", "\x00\x1f</", None]
-
-
-@pytest.mark.parametrize("value", [*REPLY_VALUES, [], {"a": None}])
-def test_a_plain_reply_is_written_as_the_sdk_reply_model_writes_it(value):
-    """http._plain_reply writes a plain call's reply in one orjson pass: the same bytes as the SDK's reply model, as
-    the 2025-11-25 path (exclude_unset) and the 2026-07-28 path (exclude_none) dump it."""
-    from mcp_types import JSONRPCResponse
-
-    from mcpsite.mcp.http import _plain_reply
-
-    result = {"content": [{"text": "x", "type": "text"}], "isError": False, "structuredContent": {"v": value}}
-    reply = JSONRPCResponse(jsonrpc="2.0", id=7, result=result)
-    assert _plain_reply(7, result) == reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
-    assert _plain_reply(7, result) == reply.model_dump_json(by_alias=True, exclude_none=True).encode()
-    assert _plain_reply("a", {}) == JSONRPCResponse(jsonrpc="2.0", id="a", result={}).model_dump_json().encode()
-
-
-def test_a_plain_reply_orjson_cannot_write_is_left_to_the_model():
-    from mcpsite.mcp.http import _plain_reply
-
-    assert _plain_reply(1, {"structuredContent": {"v": 2**70}}) is None

@@ -9,6 +9,7 @@ from asgiref.sync import async_to_sync
 from asgiref.testing import ApplicationCommunicator
 
 from mcpsite.guard import RequestGuard
+from mcpsite.mcp import registry
 from mcpsite.routing import Application
 
 pytestmark = pytest.mark.django_db(transaction=True)  # keys are looked up and tools run in other threads
@@ -82,12 +83,12 @@ def test_no_key_is_refused_by_the_guard(post):
                        ("www-authenticate", 'Bearer realm="mcpsite"')]  # fmt: skip
 
 
-def test_an_oversize_body_is_refused_by_the_guard(post, settings):
-    settings.MCP_MAX_BODY_BYTES = 10
-    status, headers, body = post("/rpc")
+def test_an_oversize_body_is_refused_by_the_guard(post):
+    limit = registry.max_request_bytes()  # /rpc serves every tool: geo's largest request
+    status, headers, body = post("/rpc", b" " * (limit + 1))
     assert status == 413
     assert json.loads(body)["error"] == {
-        "code": -32600, "message": "Request body too large", "data": "The body may be at most 10 bytes"
+        "code": -32600, "message": "Request body too large", "data": f"The body may be at most {limit} bytes"
     }  # fmt: skip
     assert headers == [JSON_UTF8, ("content-length", str(len(body))), ("connection", "close"),
                        ("x-content-type-options", "nosniff"), ("x-frame-options", "DENY")]  # fmt: skip

@@ -1,10 +1,13 @@
 """The seed's WebSocket flow end to end: Bearer handshake, `tools/call` with id "req_123", the seed's answers."""
 
+import json
+
 import pytest
+from asgiref.sync import async_to_sync
 
 from reminders.models import Event
 
-from .ws_client import exchange
+from .ws_client import exchange, handshake
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,8 +42,29 @@ def test_in_band_error_over_the_socket(api_key):
     assert answer["result"]["status"] == "error" and "in the past" in answer["result"]["error"]
 
 
-def test_bad_key_gets_the_seed_401_and_the_socket_closes():
-    (answer,), closed = exchange("mcp_wrong", [SEED_MESSAGE])
-    assert answer == {"jsonrpc": "2.0", "id": "req_123", "error": {"code": 401, "message": "Invalid API key"}}
-    assert closed["type"] == "websocket.close"
-    assert not Event.objects.exists()
+@pytest.mark.parametrize("raw_key", ["mcp_wrong", None])
+def test_a_bad_or_missing_key_is_refused_at_the_handshake_with_the_seed_401(raw_key):
+    """Refused before the socket opens, so no frame of an unauthenticated client is ever read or buffered."""
+    start, body = handshake(raw_key)
+    assert start["type"] == "websocket.http.response.start" and start["status"] == 401
+    assert (b"www-authenticate", b'Bearer realm="mcpsite"') in start["headers"]
+    error = json.loads(body["body"])["error"]
+    assert error["code"] == 401
+    if raw_key is not None:
+        assert error == {"code": 401, "message": "Invalid API key"}
+
+
+def test_a_refused_handshake_without_the_denial_extension_is_closed_unopened():
+    """A server without the handshake-response extension: the handshake is closed before it is accepted (403)."""
+    from asgiref.testing import ApplicationCommunicator
+
+    from mcpsite.routing import application
+
+    async def run():
+        scope = {"type": "websocket", "path": "/ws", "raw_path": b"/ws", "query_string": b"",
+                 "headers": [(b"authorization", b"Bearer mcp_wrong")], "subprotocols": []}  # fmt: skip
+        communicator = ApplicationCommunicator(application, scope)
+        await communicator.send_input({"type": "websocket.connect"})
+        return await communicator.receive_output(timeout=10)
+
+    assert async_to_sync(run)()["type"] == "websocket.close"

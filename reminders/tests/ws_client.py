@@ -17,6 +17,25 @@ def exchange(raw_key: str, messages: list[dict], path: str = "/ws") -> tuple[lis
     return exchange_raw(raw_key, [json.dumps(message, ensure_ascii=False) for message in messages], path)
 
 
+def handshake(raw_key: str | None, path: str = "/ws") -> list[dict]:
+    """The server's answer to a handshake it refuses: the messages it sends (a denial response, or a close)."""
+    from mcpsite.routing import application
+
+    async def run():
+        headers = [(b"authorization", f"Bearer {raw_key}".encode())] if raw_key else []
+        scope = {"type": "websocket", "path": path, "raw_path": path.encode(), "query_string": b"",
+                 "headers": headers, "subprotocols": [], "extensions": {"websocket.http.response": {}}}  # fmt: skip
+        communicator = ApplicationCommunicator(application, scope)
+        await communicator.send_input({"type": "websocket.connect"})
+        sent = [await communicator.receive_output(timeout=10)]
+        if sent[0]["type"] == "websocket.http.response.start":
+            sent.append(await communicator.receive_output(timeout=10))
+        await communicator.wait(timeout=5)
+        return sent
+
+    return async_to_sync(run)()
+
+
 def exchange_raw(raw_key: str, texts: list[str], path: str = "/ws") -> tuple[list[dict], dict | None]:
     """exchange() with each text frame as given (malformed JSON too)."""
     from mcpsite.routing import application

@@ -1,0 +1,147 @@
+"""The audit of calls: one row per tool call (or resource read, or refused call) in the ToolCall log, a metric and
+an optional log line. Names, codes and timings only: arguments may hold passwords and are never stored."""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import logging
+import threading
+import time
+from typing import NamedTuple
+
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from mcpsite.core import metrics
+from mcpsite.core.db import commit_without_flush_wait, insert_rows
+from mcpsite.models import ToolCall
+
+from .registry import CallContext
+
+logger = logging.getLogger("mcpsite.mcp")
+# One line per tool call (LOG_FORMAT=json turns it on: settings.LOGGING).
+calls_logger = logging.getLogger("mcpsite.calls")
+
+
+def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "") -> None:
+    """Record one call of `tool` (or a resource read) of `group` ("" when the name is none of ours) that began at
+    perf_counter() `started`, in the audit log and the metrics. Call it from a worker thread: it may write. Names,
+    codes and timings only: arguments may hold passwords and are never stored."""
+    seconds = time.perf_counter() - started
+    label = tool if group else "unknown"  # a name nobody registered must not become a label value
+    metrics.tool_call(
+        tool=label,
+        group=group or "none",
+        transport=ctx.transport,
+        protocol=ctx.protocol or "none",
+        outcome=outcome,
+        seconds=seconds,
+    )
+    if calls_logger.isEnabledFor(logging.INFO):
+        calls_logger.info(
+            "%s %s %dms",
+            tool,
+            outcome,
+            seconds * 1000,
+            extra={
+                "request_id": ctx.request_id,
+                "key_id": ctx.api_key.pk if ctx.api_key is not None else None,
+                "user_id": ctx.owner.pk if ctx.owner is not None else None,
+                "tool": label,
+                "group": group or None,
+                "transport": ctx.transport,
+                "protocol": ctx.protocol or None,
+                "outcome": outcome,
+                "duration_ms": round(seconds * 1000, 1),
+            },
+        )
+    row = AuditRow(
+        created_at=timezone.now(),
+        transport=ctx.transport,
+        tool=tool,
+        duration_ms=int(seconds * 1000),
+        outcome=outcome,
+        error_code=error_code,
+        request_id=ctx.request_id,
+        **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
+    )
+    if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
+        audit_buffer.add(row)
+    else:
+        _audit_write([row])
+
+
+class AuditRow(NamedTuple):
+    """A ToolCall row as `audit` buffers it, by attname (no model instance per call: it would cost more than the
+    insert); the credential's fields are what its `audit_fields()` gives."""
+
+    created_at: datetime.datetime
+    transport: str
+    tool: str
+    duration_ms: int
+    outcome: str
+    error_code: str
+    request_id: str
+    api_key_id: int | None = None
+    user_id: int | None = None
+    oauth_client_id: int | None = None
+
+
+def _audit_write(rows: list[AuditRow]) -> None:
+    try:
+        with transaction.atomic():
+            commit_without_flush_wait()
+            insert_rows(ToolCall, AuditRow._fields, rows)
+    except Exception:  # the audit must never turn a finished call into a failure
+        logger.exception("Could not record %d tool call(s), e.g. request %s", len(rows), rows[0].request_id)
+
+
+class AuditBuffer:
+    """Audit rows of this process, written in batches by a background thread every MCP_AUDIT_FLUSH_SECONDS.
+
+    Batches keep a durable write off the path of every read-only call. Rows wait here at most
+    MCP_AUDIT_FLUSH_SECONDS, and never more than MCP_AUDIT_BUFFER_ROWS: a call that fills the buffer writes it
+    before it answers. So a process killed outright (kill -9, OOM) loses at most the rows of its last
+    MCP_AUDIT_FLUSH_SECONDS, and at most MCP_AUDIT_BUFFER_ROWS; a normal shutdown (SIGTERM) writes them all.
+    """
+
+    def __init__(self) -> None:
+        self._rows: list[AuditRow] = []
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, row: AuditRow) -> None:
+        with self._lock:
+            self._rows.append(row)
+            full = len(self._rows) >= settings.MCP_AUDIT_BUFFER_ROWS
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="mcp-audit", daemon=True)
+                self._thread.start()
+        if full:
+            self.flush()
+
+    def pending(self) -> int:
+        return len(self._rows)
+
+    def flush(self) -> int:
+        """Write every buffered row now; returns how many."""
+        with self._lock:
+            rows, self._rows = self._rows, []
+        if rows:
+            _audit_write(rows)
+        return len(rows)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(settings.MCP_AUDIT_FLUSH_SECONDS or 1)  # 0 (write in the call) must not spin
+            close_old_connections()
+            try:
+                self.flush()
+            finally:
+                close_old_connections()
+
+
+audit_buffer = AuditBuffer()
+atexit.register(audit_buffer.flush)

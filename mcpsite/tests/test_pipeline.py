@@ -1,0 +1,160 @@
+"""The one request pipeline: every door counts every request with a credential exactly once (unknown tools, tools
+outside the key's scopes, malformed calls, pings, initialize, each element of a batch), and bounds bodies by what
+its endpoint legitimately accepts. Each door has a control: a key with room to spare is answered every time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from mcpsite.mcp import caps, registry
+from mcpsite.models import ToolCall
+from reminders.tests.ws_client import exchange
+
+from .test_serving import request, running_site
+
+MODERN = [(b"mcp-protocol-version", b"2026-07-28")]
+UNKNOWN = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}}
+NO_NAME = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"arguments": {}}}
+PING = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def _statuses(answers) -> list[int]:
+    return [status for status, _headers, _body in answers]
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("headers", [[], MODERN], ids=["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("message", [UNKNOWN, NO_NAME, PING], ids=["unknown tool", "no name", "ping"])
+async def test_mcp_counts_every_request_of_a_key(make_api_key, rate_clock, headers, message):
+    _limited, raw = await sync_to_async(make_api_key)(rate="3/m")
+    _control, control_raw = await sync_to_async(make_api_key)(name="control", rate="100/m")
+    async with running_site() as app:
+        answers = [await request(app, raw, message, headers=headers) for _ in range(5)]
+        controls = [await request(app, control_raw, message, headers=headers) for _ in range(5)]
+    assert [status == 429 for status in _statuses(answers)] == [False, False, False, True, True]
+    _status, refused_headers, body = answers[3]
+    assert json.loads(body)["error"]["code"] == 429 and int(refused_headers[b"retry-after"]) >= 1
+    assert 429 not in _statuses(controls)
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_tool_outside_the_keys_scopes_counts_too(make_api_key, rate_clock):
+    _key, raw = await sync_to_async(make_api_key)(rate="2/m", scopes=["geo"])
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "test_echo", "arguments": {}}}
+    async with running_site() as app:
+        answers = [await request(app, raw, call) for _ in range(3)]
+    assert _statuses(answers)[2] == 429
+    refused = await sync_to_async(lambda: list(ToolCall.objects.values_list("outcome", flat=True)))()
+    assert refused.count(ToolCall.Outcome.RATE_LIMITED) == 1
+
+
+@pytest.mark.django_db
+def test_rpc_counts_pings_and_each_element_of_a_batch(rpc, make_api_key, rate_clock):
+    _key, raw = make_api_key(rate="3/m")
+    batch = [{**PING, "id": n} for n in range(5)]
+    answers = rpc.post(batch, raw_key=raw).json()
+    codes = [answer.get("error", {}).get("code") for answer in answers]
+    assert codes == [None, None, None, 429, 429]
+    assert rpc.post(PING, raw_key=raw).status_code == 429
+    _other, control = make_api_key(name="control", rate="100/m")
+    assert all("result" in answer for answer in rpc.post(batch, raw_key=control).json())
+
+
+@pytest.mark.django_db
+def test_rpc_counts_unknown_methods_and_malformed_messages(rpc, make_api_key, rate_clock):
+    _key, raw = make_api_key(rate="3/m")
+    for body in ({"jsonrpc": "2.0", "id": 1, "method": "no_such"}, {"id": 2}, "{not json"):
+        rpc.post(body, raw_key=raw)
+    assert rpc.post(PING, raw_key=raw).json()["error"]["code"] == 429
+
+
+@pytest.mark.django_db(transaction=True)
+def test_websocket_counts_pings(make_api_key, rate_clock):
+    _key, raw = make_api_key(rate="3/m")
+    answers, _closed = exchange(raw, [{**PING, "id": n} for n in range(4)])
+    assert [answer.get("error", {}).get("code") for answer in answers] == [None, None, None, 429]
+    _other, control = make_api_key(name="control", rate="100/m")
+    answers, _closed = exchange(control, [{**PING, "id": n} for n in range(4)])
+    assert all("result" in answer for answer in answers)
+
+
+def test_each_endpoint_accepts_what_its_tools_legitimately_receive(settings):
+    """geo's 10,000 points with 128-character refs (escaped as an ASCII-only encoder writes Japanese) fit on every
+    endpoint that serves geo; an endpoint without geo keeps MCP_MAX_BODY_BYTES."""
+    point = {"ref": "参" * 128, "lat": -35.123456789012345, "lon": -139.12345678901234}
+    seed_request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "resolve_points", "arguments": {"points": [point] * 10_000}}}  # fmt: skip
+    largest = len(json.dumps(seed_request).encode())  # ensure_ascii: every ref character as \uXXXX
+    assert largest > settings.MCP_MAX_BODY_BYTES
+    assert registry.max_request_bytes(None) >= largest
+    assert registry.max_request_bytes(["geo"]) >= largest
+    assert registry.max_request_bytes(["cinema"]) == settings.MCP_MAX_BODY_BYTES
+
+
+def test_per_key_caps_are_one_set_per_process():
+    """The site's and the merchant endpoint's MCP apps share the process's caps (a key got each cap twice)."""
+    from mcpsite.routing import Application
+
+    app = Application()
+    assert app.mcp_named, "the merchant endpoint has an app of its own"
+    assert not any(hasattr(mcp, "listen_streams") or hasattr(mcp, "key_sessions") for mcp in app.mcp_named.values())
+    with caps.listen_streams.hold(1):
+        assert caps.listen_streams.count(1) == 1
+
+
+@pytest.fixture
+def database_down_tool():
+    """A tool whose database does not answer (as during a PostgreSQL restart)."""
+    from django.db import OperationalError
+
+    from mcpsite.mcp.registry import ToolSpec, register, unregister
+
+    def down(_arguments, _ctx):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    register(ToolSpec("test_database_down", "geo", "Its database is down", {"type": "object"}, down))
+    yield "test_database_down"
+    unregister("test_database_down")
+
+
+@pytest.mark.django_db
+def test_a_dependency_that_does_not_answer_is_503_with_retry_after_logged_once(rpc, database_down_tool, caplog):
+    from mcpsite.mcp import outages
+
+    outages._last_logged.clear()
+    answers = [rpc.post({"jsonrpc": "2.0", "id": n, "method": database_down_tool, "params": {}}) for n in range(3)]
+    errors = [answer.json()["error"] for answer in answers]
+    assert all(error["code"] == 503 and "database" in error["data"] for error in errors)
+    assert all(answer.status_code == 503 and answer["Retry-After"] == "5" for answer in answers)
+    outage_lines = [r for r in caplog.records if "not answering" in r.getMessage()]
+    assert len(outage_lines) == 1 and not any(r.exc_info for r in caplog.records)
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_credential_lookup_the_database_cannot_answer_is_503(api_key, monkeypatch):
+    """The ingress's key lookup during an outage: 503 with Retry-After in the door's shape, never a plain 500."""
+    from django.db import OperationalError
+
+    from mcpsite.mcp import auth
+
+    async def down(**_credentials):
+        raise OperationalError("could not connect to server")
+
+    monkeypatch.setattr(auth, "_authenticate_in_worker", down)
+    auth.recent_keys.clear()
+    _key, raw = api_key
+    async with running_site() as app:
+        status, headers, body = await request(app, raw, PING)
+    assert status == 503 and headers[b"retry-after"] == b"5"
+    assert json.loads(body)["error"]["code"] == 503
