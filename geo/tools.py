@@ -86,7 +86,6 @@ DESCRIPTION = (
 
 @tool(
     name="resolve_points",
-    group="geo",
     description=DESCRIPTION,
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,
