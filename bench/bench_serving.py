@@ -120,10 +120,11 @@ def prepare(env: dict) -> str:
 
 
 class Server:
-    def __init__(self, env: dict, app: str, workers: int = 1):
+    def __init__(self, env: dict, app: str, workers: int = 1, python: str = PYTHON):
+        """uvicorn serving `app` (a module of bench/ or the site's), run by `python` (a peer's own virtualenv)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        args = [PYTHON, "-m", "uvicorn", app, "--app-dir", str(ROOT / "bench"), "--host", "127.0.0.1",
+        args = [python, "-m", "uvicorn", app, "--app-dir", str(ROOT / "bench"), "--host", "127.0.0.1",
                 "--port", str(self.port), "--workers", str(workers), "--lifespan", "on", "--no-access-log",
                 "--log-level", "warning"]  # fmt: skip
         self.proc = subprocess.Popen(args, cwd=ROOT, env=env)
@@ -187,21 +188,22 @@ def wrk(url: str, body: dict | None, headers: dict, seconds: int) -> float:
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
 
-def _json_answer(answer: httpx2.Response) -> dict:
+def json_answer(answer: httpx2.Response) -> dict:
     if answer.headers["content-type"].startswith("text/event-stream"):
         return json.loads(next(line[5:] for line in answer.text.splitlines() if line.startswith("data:")))
     return answer.json()
 
 
-def handshake(mcp: Server, key: str, mcp_headers: dict) -> dict:
+def handshake(mcp: Server, key: str | None, mcp_headers: dict) -> dict:
     """A 2025-11-25 client's start: `initialize`, then `notifications/initialized`. Returns the headers its calls
-    carry: the bearer key and, where the server keeps sessions (MCP_STATELESS_HTTP=0), the session it opened."""
-    headers = {**mcp_headers, "Authorization": f"Bearer {key}"}
+    carry: the bearer key (none for a server without auth: key None) and, where the server keeps sessions
+    (MCP_STATELESS_HTTP=0), the session it opened."""
+    headers = {**mcp_headers, **({"Authorization": f"Bearer {key}"} if key else {})}
     initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                   "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                              "clientInfo": {"name": "bench_serving", "version": "1"}}}  # fmt: skip
     answer = httpx2.post(f"{mcp.url}/mcp", json=initialize, headers=headers, timeout=30)
-    assert _json_answer(answer)["result"]["protocolVersion"] == "2025-11-25", answer.text[:300]
+    assert json_answer(answer)["result"]["protocolVersion"] == "2025-11-25", answer.text[:300]
     if session := answer.headers.get("mcp-session-id"):
         headers["Mcp-Session-Id"] = session
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -213,7 +215,7 @@ def check_answers(bare: Server, mcp: Server, call: dict, headers: dict) -> None:
     """One call each way, so the load measures real answers (not fast errors)."""
     plain = httpx2.post(f"{bare.url}/", json=CALL["params"]["arguments"]).json()
     answer = httpx2.post(f"{mcp.url}/mcp", json=call, headers=headers, timeout=30)
-    result = _json_answer(answer)["result"]
+    result = json_answer(answer)["result"]
     assert not result.get("isError") and result["structuredContent"] == plain, answer.text[:300]
 
 

@@ -17,8 +17,8 @@ from cinema.tools import get_seat_availability  # noqa: E402
 from mcpsite.mcp.http import buffer_body  # noqa: E402
 from mcpsite.mcp.threads import in_worker_thread  # noqa: E402
 
-# The MCP path's own hop (connections checked before and after the call, as there).
-_call_in_thread = in_worker_thread(lambda arguments: get_seat_availability(arguments, None))
+# The MCP path's own hop (connections checked before and after the call, as there); serving_fastmcp.py's tool too.
+seat_availability_in_thread = in_worker_thread(lambda arguments: get_seat_availability(arguments, None))
 
 
 async def application(scope, receive, send):
@@ -28,7 +28,7 @@ async def application(scope, receive, send):
     if scope["path"] == "/noop":  # the load generator's own ceiling
         payload = b"{}"
     else:
-        payload = json.dumps(await _call_in_thread(json.loads(body)), ensure_ascii=False).encode()
+        payload = json.dumps(await seat_availability_in_thread(json.loads(body)), ensure_ascii=False).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": payload})

@@ -26,24 +26,23 @@ def _text(value: str) -> Content:
     return Content((content.text(value),))
 
 
-@tool(name="test_simple_text", group=GROUP, description="Tests simple text content response", input_schema=NO_ARGUMENTS)
+@tool(name="test_simple_text", description="Tests simple text content response", input_schema=NO_ARGUMENTS)
 def simple_text(args: dict[str, Any], ctx: CallContext) -> Content:
     return _text("This is a simple text response for testing.")
 
 
-@tool(name="test_image_content", group=GROUP, description="Tests image content response", input_schema=NO_ARGUMENTS)
+@tool(name="test_image_content", description="Tests image content response", input_schema=NO_ARGUMENTS)
 def image_content(args: dict[str, Any], ctx: CallContext) -> Content:
     return Content((content.image(PNG, "image/png"),))
 
 
-@tool(name="test_audio_content", group=GROUP, description="Tests audio content response", input_schema=NO_ARGUMENTS)
+@tool(name="test_audio_content", description="Tests audio content response", input_schema=NO_ARGUMENTS)
 def audio_content(args: dict[str, Any], ctx: CallContext) -> Content:
     return Content((content.audio(WAV, "audio/wav"),))
 
 
 @tool(
     name="test_embedded_resource",
-    group=GROUP,
     description="Tests embedded resource content response",
     input_schema=NO_ARGUMENTS,
 )
@@ -54,7 +53,6 @@ def embedded_resource(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_multiple_content_types",
-    group=GROUP,
     description="Tests response with multiple content types (text, image, resource)",
     input_schema=NO_ARGUMENTS,
 )
@@ -71,7 +69,6 @@ def multiple_content_types(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_tool_with_logging",
-    group=GROUP,
     description="Tests tool that emits log messages during execution",
     input_schema=NO_ARGUMENTS,
 )
@@ -85,7 +82,6 @@ def tool_with_logging(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_logging_tool",
-    group=GROUP,
     description="Diagnostic logging validator tool: logs at info (sent only where the request asks for logs)",
     input_schema=NO_ARGUMENTS,
 )
@@ -96,7 +92,6 @@ def logging_tool(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_error_handling",
-    group=GROUP,
     description="Tests error response handling",
     input_schema=NO_ARGUMENTS,
 )
@@ -113,7 +108,6 @@ def _progress_steps(ctx: CallContext) -> None:
 
 @tool(
     name="test_tool_with_progress",
-    group=GROUP,
     description="Tests tool that reports progress notifications",
     input_schema=NO_ARGUMENTS,
 )
@@ -124,7 +118,6 @@ def tool_with_progress(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_streaming_elicitation",
-    group=GROUP,
     description="Diagnostic tool validating response streams: progress on the call's own stream, then the result",
     input_schema=NO_ARGUMENTS,
 )
@@ -135,7 +128,6 @@ def streaming_elicitation(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_missing_capability",
-    group=GROUP,
     description="Test tool requiring sampling: a client without the sampling capability is refused",
     input_schema=NO_ARGUMENTS,
     client_capabilities=("sampling",),
@@ -146,7 +138,6 @@ def missing_capability(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_sampling",
-    group=GROUP,
     description="Tests server-initiated sampling (LLM completion request)",
     input_schema={
         "type": "object",
@@ -171,7 +162,6 @@ def _elicited(ctx: CallContext, message: str, schema: dict[str, Any], label: str
 
 @tool(
     name="test_elicitation",
-    group=GROUP,
     description="Tests server-initiated elicitation (user input request)",
     input_schema={
         "type": "object",
@@ -208,7 +198,6 @@ SEP1034_SCHEMA: dict[str, Any] = {
 
 @tool(
     name="test_elicitation_sep1034_defaults",
-    group=GROUP,
     description="Tests elicitation with default values per SEP-1034",
     input_schema=NO_ARGUMENTS,
 )
@@ -261,7 +250,6 @@ SEP1330_SCHEMA: dict[str, Any] = {
 
 @tool(
     name="test_elicitation_sep1330_enums",
-    group=GROUP,
     description="Tests elicitation with enum schema improvements per SEP-1330",
     input_schema=NO_ARGUMENTS,
 )
@@ -298,7 +286,6 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
 
 @tool(
     name="json_schema_2020_12_tool",
-    group=GROUP,
     description="Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
     input_schema=JSON_SCHEMA_2020_12,
 )
@@ -308,7 +295,6 @@ def json_schema_2020_12(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_trigger_tool_change",
-    group=GROUP,
     description="Announces a change of the tool list (notifications/tools/list_changed on listen streams)",
     input_schema=NO_ARGUMENTS,
 )
@@ -319,7 +305,6 @@ def trigger_tool_change(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_trigger_prompt_change",
-    group=GROUP,
     description="Announces a change of the prompt list (notifications/prompts/list_changed on listen streams)",
     input_schema=NO_ARGUMENTS,
 )
@@ -365,7 +350,6 @@ ASK_OK = elicitation_request("Please confirm", form(ok="boolean"))
 
 @tool(
     name="test_input_required_result_elicitation",
-    group=GROUP,
     description="Multi round-trip: asks the user's name, then greets them",
     input_schema=NO_ARGUMENTS,
 )
@@ -378,7 +362,6 @@ def mrtr_elicitation(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_input_required_result_sampling",
-    group=GROUP,
     description="Multi round-trip: asks the client's model a question, then returns its answer",
     input_schema=NO_ARGUMENTS,
 )
@@ -391,7 +374,6 @@ def mrtr_sampling(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_input_required_result_list_roots",
-    group=GROUP,
     description="Multi round-trip: asks the client's roots, then lists them",
     input_schema=NO_ARGUMENTS,
 )
@@ -404,7 +386,6 @@ def mrtr_list_roots(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_input_required_result_request_state",
-    group=GROUP,
     description="Multi round-trip with a request state: the retry must bring it back",
     input_schema=NO_ARGUMENTS,
 )
@@ -417,7 +398,6 @@ def mrtr_request_state(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_input_required_result_multiple_inputs",
-    group=GROUP,
     description="Multi round-trip: a form, a model's answer and the client's roots in one round",
     input_schema=NO_ARGUMENTS,
 )
@@ -435,7 +415,6 @@ def mrtr_multiple_inputs(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_input_required_result_multi_round",
-    group=GROUP,
     description="Multi round-trip over three rounds: a name, then a colour, then the answer",
     input_schema=NO_ARGUMENTS,
 )
@@ -452,7 +431,6 @@ def mrtr_multi_round(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_input_required_result_tampered_state",
-    group=GROUP,
     description="Multi round-trip whose sealed request state is refused once changed in transit",
     input_schema=NO_ARGUMENTS,
 )
@@ -464,7 +442,6 @@ def mrtr_tampered_state(args: dict[str, Any], ctx: CallContext) -> Content:
 
 @tool(
     name="test_input_required_result_capabilities",
-    group=GROUP,
     description="Multi round-trip asking only for what the client declared it can answer",
     input_schema=NO_ARGUMENTS,
 )

@@ -41,12 +41,11 @@ _stores_lock = threading.Lock()
 class PointMemoryCache(BaseCache):
     """A process-local LRU cache (Django's custom cache backend interface) whose batches take its lock once.
 
-    Django's LocMemCache loops get_many/set_many over get()/set(), each key paying a lock round and the memcached
-    key check (a regex): 2,500 distinct points cost more than the rest of a cold 10,000-point call
-    (bench/bench_geo.py). Here a batch is one pass under one lock, with one clock reading; keys made by
-    cache_keys() are ASCII, short and space-free, so the batches skip the memcached check. Same semantics as
-    LocMemCache otherwise (geo/tests/test_pointcache.py runs each behaviour on both): misses, expiry, versions,
-    MAX_ENTRIES with CULL_FREQUENCY, values copied.
+    Django's LocMemCache loops get_many/set_many over get()/set(), each key paying a lock round and the memcached key
+    check (a regex), which for a cold 10,000-point call costs more than the rest of the call. Here a batch is one pass
+    under one lock, with one clock reading; keys made by cache_keys() are ASCII, short and space-free, so the batches
+    skip the memcached check. Same semantics as LocMemCache otherwise (geo/tests/test_pointcache.py runs each behaviour
+    on both): misses, expiry, versions, MAX_ENTRIES with CULL_FREQUENCY, values copied.
 
     A resolved point, a pair of strings or None, is stored as it is: it cannot change, so the copy pickling makes
     protects nothing. Any other value is pickled, as LocMemCache does.

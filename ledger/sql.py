@@ -1,6 +1,6 @@
 """ledger's SQL below the ORM (docs/decisions/0012-raw-sql.md): the bulk load of generated entries.
 
-Kept because the benchmarks' data could not be loaded in reasonable time without it: bench/bench_ledger.py and
+Kept because the benchmarks' data cannot be loaded in reasonable time without it: bench/bench_ledger.py and
 bench/bench_export.py need 1,000,000 journal lines (`seed_ledger --scale 500000`), and building model instances for
 `bulk_create` loads about 4,000 entries a second (over two minutes before each run). Values are adapted by the
 backend's own `connection.ops`, and the deferred balance triggers (PostgreSQL) still check every entry at COMMIT.

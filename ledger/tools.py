@@ -87,7 +87,6 @@ def _accounts(rows) -> list[dict[str, Any]]:
 
 @tool(
     name="create_journal_entry",
-    group="ledger",
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="新しい仕訳を作成します。複式簿記に基づき、借方と貸方の合計が一致する必要があります。",
     input_schema={
@@ -154,7 +153,6 @@ def create_journal_entry(args: dict[str, Any], ctx: CallContext) -> dict[str, An
 
 @tool(
     name="get_account_balance",
-    group="ledger",
     annotations=READ_ONLY,
     description="指定された勘定科目の残高を取得します。",
     input_schema={
@@ -196,7 +194,6 @@ def get_account_balance(args: dict[str, Any], ctx: CallContext) -> dict[str, Any
 
 @tool(
     name="list_accounts",
-    group="ledger",
     annotations=READ_ONLY,
     description="勘定科目の一覧を取得します。タイプやカテゴリでフィルタリングできます。",
     input_schema={
@@ -244,7 +241,6 @@ def list_accounts(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 
 @tool(
     name="generate_balance_sheet",
-    group="ledger",
     annotations=READ_ONLY,
     description="指定した日時点での貸借対照表を生成します。",
     input_schema={
@@ -304,7 +300,6 @@ def generate_balance_sheet(args: dict[str, Any], ctx: CallContext) -> dict[str, 
 
 @tool(
     name="generate_income_statement",
-    group="ledger",
     annotations=READ_ONLY,
     description="指定した期間の損益計算書を生成します。",
     input_schema={

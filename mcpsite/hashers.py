@@ -1,12 +1,12 @@
 """Argon2id at the OWASP minimum (m=19 MiB, t=2, p=1), computed on a pool of one thread per core.
 
-Django's defaults (m=100 MiB, p=8) measured 5.5–6.5 hashes/s on these 2-core machines, capping
-bookings near 6/s and handing attackers a cheap denial of service; these parameters measured 28/s
-on one thread. Older hashes keep verifying and are upgraded on the next successful check.
+Django's defaults (m=100 MiB, p=8) would cap bookings at a few a second on a 2-core machine and hand attackers a
+cheap denial of service (docs/decisions/0006-reservation-passwords.md). Older hashes keep verifying and are upgraded
+on the next successful check.
 
-Every request thread that hashed on its own ran as many 19 MiB hashes at once as there were requests: the cores
-time-sliced them, and their memory no longer fitted the shared cache, so each hash cost more CPU than the
-hasher's rate promises. `password_hash` and `password_check` queue on PASSWORD_HASH_THREADS threads instead (one
+Request threads hashing on their own would run as many 19 MiB hashes at once as there are requests: the cores
+time-slice them, and their memory no longer fits the shared cache, so each hash costs more CPU than the hasher's
+rate promises. `password_hash` and `password_check` queue on PASSWORD_HASH_THREADS threads instead (one
 per core by default), so at most that many run at once; argon2-cffi releases the GIL while it hashes.
 """
 

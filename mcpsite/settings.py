@@ -146,8 +146,8 @@ TEMPLATES = [
 ]
 
 # Database: SQLite in var/ unless DATABASE_URL says otherwise (PostgreSQL in production).
-# Connections are kept: a fresh one per tool call cost the MCP path a connect and, on SQLite, a WAL
-# checkpoint at every close (13 % of busy samples, bench/bench_serving.py).
+# Connections are kept: a fresh one per tool call would cost the MCP path a connect and, on SQLite, a WAL
+# checkpoint at every close.
 DATABASE_URL_FORMS = "sqlite:///path, postgres://user:pass@host/db (postgresql://, or a SQLAlchemy +driver form)"
 
 
@@ -177,8 +177,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if env_bool("DATABASE_SERVER_SIDE_BINDING", True):
         # Values bound by the server, and a statement prepared on its connection from its second run (psycopg
         # keeps the last 100 per connection, and forgets them at a rollback): PostgreSQL parses and plans a hot
-        # path's statements once per pooled connection instead of at every run (bench_cinema_booking: its CPU
-        # per booking 2.6, 2.5 -> 1.5, 1.7 ms). Not from the first run: a string of several commands (a
+        # path's statements once per pooled connection instead of at every run (a large share of a booking's
+        # CPU: README, Speed, cinema). Not from the first run: a string of several commands (a
         # migration's) cannot be prepared. Off behind a transaction-mode pooler that does not track prepared
         # statements (PgBouncer before 1.21, or with max_prepared_statements 0).
         DATABASES["default"]["OPTIONS"] |= {"server_side_binding": True, "prepare_threshold": 1}
@@ -314,8 +314,8 @@ MCP_MAX_BODY_BYTES = int(env_raw("MCP_MAX_BODY_BYTES", 1_000_000))
 MCP_MAX_BATCH = int(env_raw("MCP_MAX_BATCH", 50))
 # Stateless Streamable HTTP by default: any process or host answers any request (docs/production.md).
 MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", True)
-# Answer a POST with one JSON body rather than an SSE stream: the SSE machinery cost a read-only call ~30 % of its
-# throughput (bench/bench_serving.py). MCP_JSON_RESPONSE=0 streams (progress notifications on the POST's stream).
+# Answer a POST with one JSON body rather than an SSE stream: the SSE machinery costs a read-only call about 30 % of
+# its throughput. MCP_JSON_RESPONSE=0 streams (progress notifications on the POST's stream).
 MCP_JSON_RESPONSE = env_bool("MCP_JSON_RESPONSE", True)
 # Protocol 2026-07-28 answers a POST as JSON until the handler notifies, then as SSE (progress on the call's own
 # stream); MCP_MODERN_JSON_RESPONSE=1 answers JSON always (no progress). bench/bench_serving.py measures the two.

@@ -148,7 +148,7 @@ class TracedEntry:
         if not span.is_recording():
             # Left out by the sampler: the request goes on in its context (its spans follow the decision), and
             # nothing else is done for it. The instrumentations stand aside too: psycopg's would still wrap each
-            # query in a span that does not record (about 0.18 M instructions a query, docs/operations.md).
+            # query in a span that does not record, a cost on every query.
             token = context.attach(trace.set_span_in_context(span, parent))
             try:
                 with suppress_instrumentation():

@@ -53,7 +53,7 @@ class Product(models.Model):
             models.CheckConstraint(condition=~Q(sku=""), name="merchant_product_sku_not_empty"),
         ]
         # No index on (active, inventory_count): nearly every product is in stock, and such an index
-        # lures SQLite's planner away from the rowid scan that stops at LIMIT (measured: 3-10x slower).
+        # lures SQLite's planner away from the rowid scan that stops at LIMIT (several times slower).
         ordering = ["id"]
         verbose_name = _("product")
         verbose_name_plural = _("products")

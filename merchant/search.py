@@ -128,7 +128,7 @@ class DatabaseSearch:
         by terms matched, then id."""
         if len(terms) == 2:
             # Each row besides `every` holds exactly one term: id order is the order, and the query stops at the
-            # cap (scoring every match first read all of a common term's thousands: マグカップ 抹茶, bench_merchant).
+            # cap (scoring every match first would read all of a common term's thousands).
             seen = {row[0] for row in every}
             some = self._holding(selecting, every=False, cap=cap + len(every), matched=1)
             return [*every, *(row for row in some if row[0] not in seen)][:cap]
@@ -166,8 +166,8 @@ class DatabaseSearch:
         if all(len(t) >= TRIGRAM for t in terms) and sqlite_has_fts(alias):
             return FtsMatch("merchant_product_fts", (" AND " if every else " OR ").join(map(_fts_phrase, terms)))
         if sqlite_has_grams(alias):
-            # Two terms' grams in one AND: FTS5 intersects the lists (マグカップ 抹茶: 0.5 ms, against 3 ms for the
-            # trigram matches of マグカップ each checked for 抹茶).
+            # Two terms' grams in one AND: FTS5 intersects the lists, instead of checking each trigram match of one
+            # term for the other (docs/decisions/0013-merchant-search-reads.md).
             parts = [_gram_query(t) for t in terms]
             return FtsMatch("merchant_product_grams", (" AND " if every else " OR ").join(f"({p})" for p in parts))
         return None
@@ -182,7 +182,7 @@ class DatabaseSearch:
             return self._contains(terms, every=every)
         if any(len(t) >= TRIGRAM for t in terms):
             # LIKE '%…%' through pg_trgm; shorter terms beside a long one only filter the rows it finds (with the gram
-            # array too, the planner may compute it per row: 48 ms for マグカップ 抹茶, EXPLAIN ANALYZE).
+            # array too, the planner may compute it per row).
             return self._contains(terms, every=every)
         each = []
         for term in terms:

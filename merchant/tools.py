@@ -129,7 +129,6 @@ def product_row(product: Product) -> dict[str, Any]:
 
 @tool(
     name="search_products",
-    group="merchant",
     description=(
         "データベースから商品を検索。キーワードを空白で結合して全文検索し（日本語対応: 全角/半角・カタカナ/ひらがな・"
         "長音の違いを吸収）、在庫のある商品だけを返す。ヒットなし・検索エンジン障害時は在庫のある全商品を返し、"
@@ -183,7 +182,6 @@ def search_products(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="check_inventory",
-    group="merchant",
     description="在庫状況を確認。存在しない商品IDの在庫は0。",
     input_schema={
         "type": "object",
@@ -212,7 +210,6 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="build_cart_mandates",
-    group="merchant",
     description=(
         "AP2準拠のCartMandateを構築（未署名）。MERCHANT_SIGNING_KEY設定時のみ merchant_authorization に署名を付与。"
         "価格・商品名・SKUはデータベースから取得し、"

@@ -51,7 +51,6 @@ def _whole_minutes(value: int | float) -> int:
 
 @tool(
     name="calendar.create",
-    group=GROUP,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description=(
         "予定を作成します。Create a calendar event. `start` is ISO 8601: with an offset "
@@ -91,7 +90,6 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="message.send",
-    group=GROUP,
     annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True},
     description=(
         "メッセージを送信します。Send a message to one of your contacts. `to` is the contact's name "
@@ -145,7 +143,6 @@ def message_send(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="message.confirm_send",
-    group=GROUP,
     annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": True},
     description=(
         "メッセージカードの「送信」。Send the message the person confirmed on message.send's card (MCP Apps view "
@@ -194,7 +191,6 @@ def _confirmation_text(draft: services.MessageDraft) -> str:
 
 @tool(
     name="reminder.create",
-    group=GROUP,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
     description=(
         "リマインダーを作成します。Create a reminder. `time` is ISO 8601 and must be in the future "

@@ -68,7 +68,7 @@ def commit_without_flush_wait(connection: BaseDatabaseWrapper = default_connecti
     """Let this transaction's COMMIT return before PostgreSQL flushes its WAL (`synchronous_commit = off`).
 
     For the bookkeeping of every call (audit rows; the rate limiter's stored function does the same): the flush
-    (fsync) was the largest cost of a read-only MCP call. The commit is still atomic and visible at once to every
+    (fsync) would be the largest cost of a read-only MCP call. The commit is still atomic and visible at once to every
     process; what a crash of the database server (not of a site process) can lose is the last 3 x wal_writer_delay
     (600 ms by default) of such commits. SQLite in WAL mode with synchronous=NORMAL (settings.py) already commits
     without a flush. Call it first inside `transaction.atomic()`.
@@ -121,10 +121,9 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
     transaction. Datetimes are adapted as the ORM adapts them; every other value must be one the driver takes as it
     is (str, int, None), since nothing else is converted.
 
-    For the audit rows of every tool call (mcp/audit.py): `bulk_create` cost about 32 us a row where this
-    costs about 10, and bench/bench_serving.py's ratio (README: MCP ÷ bare, goal >= 0.80) missed its goal with it
-    (docs/decisions/0012-raw-sql.md). No model logic runs (no `save()`, no signals, no field defaults): the caller
-    gives every column that has no database default.
+    For the audit rows of every tool call (mcp/audit.py): `bulk_create` costs about three times as much a row,
+    enough for the serving ratio to miss its goal (README, Speed: MCP ÷ bare; docs/decisions/0012-raw-sql.md). No model
+    logic runs (no `save()`, no signals, no field defaults): the caller gives every column that has no database default.
     """
     connection = connections[router.db_for_write(model)]
     meta, quote = model._meta, connection.ops.quote_name

@@ -1,11 +1,11 @@
 """Compact JSON for every transport: no indentation, Japanese as UTF-8, Decimal as JSON numbers.
 
 Agents pay per token: `ensure_ascii=False` and no pretty-printing cut a 100-row result to about a
-third of the SDK's default text copy (measured, see DESIGN.md).
+third of the SDK's default text copy (DESIGN.md).
 
 orjson writes exactly that (compact, UTF-8) several times faster than the stdlib encoder. A tool result is encoded
 once, by the transport: `to_jsonable` hands plain JSON back as it is and round-trips only what is not (Decimals,
-dates, tuples…); the round trip of every result was a fifth of geo's 10,000-point call (bench/bench_geo.py).
+dates, tuples…): a round trip of every result would be a fifth of geo's 10,000-point call.
 Dates, times and Decimals still go through `_default`, so the text is what the stdlib path wrote (floats with tiny
 exponents aside: 1e-7, not 1e-07, the same number); what orjson refuses (integers beyond 64 bits, lone
 surrogates) falls back to the stdlib encoder.

@@ -192,9 +192,9 @@ class SqliteStore(DatabaseStore):
     own (SQLite takes the database's write lock when the statement starts, as BEGIN IMMEDIATE does), so it is as
     exact as DatabaseStore's take, without the transaction's BEGIN, read and COMMIT around it.
 
-    bench/bench_serving.py (README: MCP ÷ bare, goal >= 0.80): the take in a transaction of three statements was
-    about 0.9 M of a 2025-11-25 call's 17.8 M instructions (callgrind, SQLite). A window not made yet, and a call
-    not admitted (whose wait must be read), take DatabaseStore's path, which decides afresh."""
+    The take is on the path of every MCP call (README, Speed: MCP ÷ bare, goal >= 0.80), so it is one statement,
+    not three. A window not made yet, and a call not admitted (whose wait must be read), take DatabaseStore's path,
+    which decides afresh."""
 
     def take(self, bucket: str, limit: int, period: int, now: float) -> float:
         alias, connection = self._connection()

@@ -41,6 +41,17 @@ def tool_group_validate(group: str) -> None:
         raise ValueError(f"Unknown tool group {group!r}; expected one of {known}")
 
 
+def module_tool_group(module: str) -> str:
+    """The tool group of the app whose package holds `module` (its AppConfig's `mcp_tool_group`): what a tool,
+    resource or prompt defined there belongs to. ValueError when no installed app holds it or that app declares none."""
+    config = apps.get_containing_app_config(module)
+    group = getattr(config, "mcp_tool_group", None)
+    if not group:
+        where = f"app {config.label!r}, which declares no mcp_tool_group" if config else "no installed app"
+        raise ValueError(f"{module} is in {where}: a tool belongs to an app that declares one (docs/add-an-app.md)")
+    return group
+
+
 def scope_permissions() -> dict[str, tuple[str, ...]]:
     """Each group's admin permissions needed to grant it."""
     return {config.mcp_tool_group: tuple(config.mcp_scope_permissions) for config in _tool_apps()}  # type: ignore[attr-defined]

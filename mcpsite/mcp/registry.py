@@ -1,10 +1,10 @@
 """The tool registry: each app declares its tools once; every transport is built from here.
 
 An app declares its tool group in its AppConfig (`mcp_tool_group = "cinema"`); its `tools.py` decorates plain
-synchronous functions with `@tool(...)`, and the app's `AppConfig.ready()` imports that module. So adding an app
-touches no platform file. A tool function takes the validated arguments and the
-call context and returns a JSON-able dict (the seed's result), or `content.Content` when its answer is images, audio
-or documents rather than one JSON object; it raises `ApplicationError`s for failures.
+synchronous functions with `@tool(...)`, each taking the group of the app that defines it, and the app's
+`AppConfig.ready()` imports that module. So adding an app touches no platform file. A tool function takes the
+validated arguments and the call context and returns a JSON-able dict (the seed's result), or `content.Content` when
+its answer is images, audio or documents rather than one JSON object; it raises `ApplicationError`s for failures.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from jsonschema import Draft202012Validator
 
-from mcpsite.core.scopes import tool_group_validate, tool_groups
+from mcpsite.core.scopes import module_tool_group, tool_group_validate, tool_groups
 
 from .content import Content
 from .interaction import NO_INTERACTION, Interaction
@@ -134,7 +134,6 @@ def register(spec: ToolSpec) -> ToolSpec:
 def tool(
     *,
     name: str,
-    group: str,
     description: str,
     input_schema: dict[str, Any],
     output_schema: dict[str, Any] | None = None,
@@ -149,13 +148,14 @@ def tool(
     ui_meta: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
     max_request_bytes: Callable[[], int] | None = None,
 ):
-    """Register the decorated function as an MCP tool; the function itself is returned unchanged."""
+    """Register the decorated function as an MCP tool; the function itself is returned unchanged. Its group is the
+    `mcp_tool_group` of the app whose package defines the function."""
 
     def decorator(func):
         register(
             ToolSpec(
                 name=name,
-                group=group,
+                group=module_tool_group(func.__module__),
                 description=description,
                 input_schema=input_schema,
                 func=func,

@@ -1,5 +1,5 @@
 """The worker threads tools and other ORM work run in, off the event loop: a pool for database work and one for
-tools that wait on another service (docs/decisions/0013-owned-serving-pieces.md)."""
+tools that wait on another service (docs/decisions/0014-owned-serving-pieces.md)."""
 
 from __future__ import annotations
 

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
+from . import app_lists
 
-from django.apps import apps
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = app_lists.ROOT
 
 
-def test_the_import_contract_names_every_tool_app():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    transport_contract = next(c for c in config["contracts"] if c["forbidden_modules"] == ["mcpsite.mcp"])
-    tool_apps = [c.name for c in apps.get_app_configs() if getattr(c, "mcp_tool_group", None)]
-    assert tool_apps
-    for app in tool_apps:
-        assert app in config["root_packages"], f"add {app} to [tool.importlinter] root_packages"
-        assert app in transport_contract["source_modules"], f"add {app} to the contract's source_modules"
+def test_pyproject_names_every_tool_app_wherever_it_names_one():
+    """The import contracts, mypy's files and pytest's testpaths in pyproject.toml name each tool app
+    (docs/add-an-app.md, step 4); a new app's missing entries are listed here, ready to paste."""
+    known = app_lists.tool_apps()
+    assert len(known) >= 5
+    missing = app_lists.missing_entries(app_lists.pyproject(), known)
+    assert missing == [], "pyproject.toml: add the app to these lists:\n" + "\n".join(missing)
+
+
+def test_the_app_lists_check_names_what_a_new_app_lacks():
+    """Control: pyproject.toml as it is lacks a sixth app's entries in every list that names the apps, among them
+    the import contracts', mypy's and pytest's; with them added, nothing is missing."""
+    known = app_lists.tool_apps()
+    config = app_lists.pyproject()
+    missing = app_lists.missing_entries(config, [*known, "parking"])
+    assert len(missing) >= 7
+    for where in ("importlinter.root_packages", "testpaths", "mypy.files", "['The platform names no app", "containers"):
+        assert any(where in line for line in missing), where
+    assert any("'mcpsite.tests.** -> parking.**'" in line for line in missing)
+    assert not any("parking.meili" in line for line in missing)
+    assert app_lists.missing_entries(app_lists.with_app(config, "parking", known), [*known, "parking"]) == []
 
 
 def test_selectors_only_read():

@@ -155,3 +155,33 @@ def test_tool_groups_are_declared_by_the_apps_themselves(settings):
     assert {spec.group for spec in registry.tools()} == set(tool_groups())
     with pytest.raises(ValueError, match="Unknown tool group 'nowhere'"):
         registry.register(registry.ToolSpec(name="t", group="nowhere", description="", input_schema={}, func=None))
+
+
+def test_a_tool_takes_its_group_from_the_app_that_defines_it():
+    """`@tool` names no group: each tool's is the `mcp_tool_group` of the AppConfig whose package holds its function."""
+    from django.apps import apps
+
+    from mcpsite.mcp import registry
+
+    # The throwaway tools of mcpsite/tests register ToolSpecs directly, under a group they choose.
+    specs = [spec for spec in registry.tools() if not spec.func.__module__.startswith("mcpsite.tests.")]
+    assert len(specs) >= 21
+    for spec in specs:
+        assert spec.group == apps.get_containing_app_config(spec.func.__module__).mcp_tool_group, spec.name
+
+
+def test_a_tool_outside_any_tool_app_is_refused_with_the_fix():
+    """A tool defined where no app declares a group (here the platform's own package) fails at import, naming the
+    AppConfig attribute to set, and registers nothing."""
+    from mcpsite.mcp import registry
+
+    def stray(args, ctx):
+        return {}
+
+    stray.__module__ = "mcpsite.somewhere"
+    with pytest.raises(ValueError, match="mcpsite.somewhere is in app 'mcpsite', which declares no mcp_tool_group"):
+        registry.tool(name="stray_tool", description="", input_schema={"type": "object"})(stray)
+    stray.__module__ = "not_an_installed_app.tools"
+    with pytest.raises(ValueError, match="not_an_installed_app.tools is in no installed app"):
+        registry.tool(name="stray_tool", description="", input_schema={"type": "object"})(stray)
+    assert registry.get("stray_tool") is None

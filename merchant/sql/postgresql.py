@@ -1,13 +1,11 @@
 """PostgreSQL's candidate reads for `search.DatabaseSearch`: the first products by id holding the terms.
 
-The GIN indexes (pg_trgm for terms of 3+ characters, the gram index of migration 0002 for shorter ones) give a
-term's matches in no order, and the candidates are the first `cap` by id. Left to itself the planner read them
-through a walk of the primary key that checks every row (12,000 rows for かわいい グッズ, whose terms meet in 0.9%
-of the products: 10–18 ms), or read every match of a common term through the index and sorted them (16,000 for 抹茶),
-and with the gram index in the query it computed the gram array of each row it checked (0.4 ms a row; EXPLAIN
-ANALYZE on bench_merchant's 100,000 products). So the read is chosen here, from the statistics ANALYZE keeps of the
-gram index (`GramStatistics`: how many products hold each common gram), and each read is written so that only its
-own plan fits it:
+The GIN indexes (pg_trgm for terms of 3+ characters, the gram index of migration 0002 for shorter ones) give a term's
+matches in no order, and the candidates are the first `cap` by id. Left to itself the planner walks the primary key
+checking every row, or reads and sorts every match of a common term, or computes the gram array of each row it checks
+(docs/decisions/0013-merchant-search-reads.md). So the read is chosen here, from the statistics ANALYZE keeps of the
+gram index (`GramStatistics`: how many products hold each common gram), and each read is written so that only its own
+plan fits it:
 
 - common terms (many matches): a walk in id order that checks each row and stops at the cap;
 - rarer ones: the index, within windows of ids sized to hold about the cap (a window's matches are the only rows
@@ -33,10 +31,8 @@ from ..search_keys import TRIGRAM, term_grams
 # A candidate row: (id, folded name, terms matched, listed fields...), as search.ROW_FIELDS says.
 Row = tuple
 
-# What each read costs, in rows checked by a walk in id order (about 0.8 µs each), measured with EXPLAIN ANALYZE on
-# bench_merchant's 100,000 products: reading one match through an index (its page is read at random: かわいい グッズ,
-# 880 matches in 2.7 ms beside 11,700 rows walked in 10.1 ms); one entry of an index's posting lists (1.3 ms for
-# its three trigrams' 28,000); one id of a window (a bitmap of the primary key: 10,000 ids in 0.8 ms).
+# What each read costs, in rows checked by a walk in id order: one match read through an index (its page is read at
+# random), one entry of an index's posting lists, one id of a window (docs/decisions/0013-merchant-search-reads.md).
 INDEX_MATCH = 3.5
 POSTING = 0.05
 WINDOW_ID = 0.1
@@ -72,8 +68,8 @@ class GramStatistics(NamedTuple):
     def keys(self, term: str) -> list[str]:
         """The grams the gram index is asked for to find `term`: its rarest one (the term is held at most as often),
         or all of them without statistics. One posting list is read instead of each gram's, and the planner's own
-        estimate stays near the matches: asked for all four grams of まぐかっぷ and 抹茶, it expected 1 row and read
-        all 1,416 matches instead of those in the window of ids (5.0 against 2.5 ms, EXPLAIN ANALYZE)."""
+        estimate stays near the matches: asked for every gram, it expects too few rows and reads every match instead
+        of those in the window of ids (docs/decisions/0013-merchant-search-reads.md)."""
         grams = term_grams(term)
         return [min(grams, key=self.share)] if self.shares else grams
 

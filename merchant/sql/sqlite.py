@@ -56,11 +56,10 @@ def fts_joined(fts: FtsMatch, checked: list[str], *, every: bool, cap: int, matc
     """The FTS5 table's matches joined to the active in-stock products holding every (or any) `checked` term.
 
     Joined, not `id IN (SELECT rowid … MATCH)`: SQLite builds that IN list from every match before the first row
-    (a common term's thousands: カレンダ 13.7 ms against 0.8 ms joined, EXPLAIN QUERY PLAN "LIST SUBQUERY"), while
-    the join walks the FTS5 matches in rowid order, which is id order, up to the cap. Written as SQL: the ORM's
-    building, compiling and per-value converters for this one query were 40% of a search (かわいい グッズ:
-    1.8 of 4.5 ms, timed beside the same SQL run raw). `contains` here is instr(): the key and the terms are
-    folded alike (lower case), and instr has no wildcards to escape.
+    (a common term's thousands), while the join walks the FTS5 matches in rowid order, which is id order, up to the
+    cap. Written as SQL: the ORM's building, compiling and converters would be a large share of a search
+    (docs/decisions/0013-merchant-search-reads.md). `contains` here is instr(): the key and the terms are folded
+    alike (lower case), and instr has no wildcards to escape.
     """
     held = (" AND " if every else " OR ").join(["instr(p.search_key, %s) > 0"] * len(checked))
     sql = (
