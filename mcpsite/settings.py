@@ -362,6 +362,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MCP_MAX_BODY_BYTES
 # seconds a whole body may take to arrive on any path.
 HTTP_MAX_BODY_BYTES = int(env_raw("HTTP_MAX_BODY_BYTES", 10_000_000))
 HTTP_BODY_TIMEOUT_S = float(env_raw("HTTP_BODY_TIMEOUT_S", 30))
+# Seconds a request's headers may take to arrive once its first byte has (or the connection is made): a connection
+# still sending them is closed (mcpsite/serving.py, the protocol scripts/serve runs uvicorn with).
+HTTP_HEADER_TIMEOUT_S = float(env_raw("HTTP_HEADER_TIMEOUT_S", 10))
 
 # --- cinema ---
 CINEMA_MAX_SEATS_PER_RESERVATION = int(env_raw("CINEMA_MAX_SEATS_PER_RESERVATION", 10))
