@@ -71,18 +71,15 @@ def _check_values(value: Any, path: list) -> bool:
         container = pending.pop()
         items: Iterable[Any]
         if type(container) is dict:
-            for key in container:
-                if key not in keys_seen:
-                    if type(key) is not str or "\x00" in key or not (key.isascii() or _encodable(key)):
-                        _locate_refusal(value, path)
-                    keys_seen.add(key)
+            if not _keys_storable(container, keys_seen):
+                _locate_refusal(value, path)
             items = container.values()
         else:
             items = container
         for item in items:
             kind = type(item)
             if kind is str:
-                if "\x00" in item or not (item.isascii() or _encodable(item)):
+                if not _text_storable(item):
                     _locate_refusal(value, path)
             elif kind is float:
                 has_float = True
@@ -93,6 +90,20 @@ def _check_values(value: Any, path: list) -> bool:
             elif kind is not int and kind is not bool and item is not None:
                 has_float |= _check_located(item, path)  # not what a JSON decoder makes: the thorough walk decides
     return has_float
+
+
+def _keys_storable(container: dict, keys_seen: set[str]) -> bool:
+    """Whether an object's keys not seen before are all storable text (each is then remembered)."""
+    for key in container:
+        if key not in keys_seen:
+            if type(key) is not str or not _text_storable(key):
+                return False
+            keys_seen.add(key)
+    return True
+
+
+def _text_storable(text: str) -> bool:
+    return "\x00" not in text and (text.isascii() or _encodable(text))
 
 
 def _encodable(text: str) -> bool:

@@ -5,6 +5,7 @@ import pytest
 
 from mcpsite.core.errors import InvalidParams
 from mcpsite.mcp import registry
+from mcpsite.mcp.arguments import validate_arguments
 
 SCHEMA = {
     "type": "object",
@@ -25,7 +26,7 @@ SPEC = registry.ToolSpec("test_args", "cinema", "arguments", SCHEMA, lambda args
 
 
 def validated(arguments):
-    return arguments.validate_arguments(SPEC, arguments)
+    return validate_arguments(SPEC, arguments)
 
 
 def test_integral_floats_reach_the_tool_as_int():
