@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from mcpsite.mcp import dispatch
 from mcpsite.mcp.registry import CallContext
-from reminders.models import Event, Message, Profile, Reminder
+from reminders.models import Contact, Event, Message, Profile, Reminder
 
 from .conftest import future
 from .results import assert_error, assert_ok
@@ -98,16 +98,35 @@ def test_message_send_by_id_and_explicit_platform(call_tool, contacts, sms_outbo
     assert Message.objects.get(public_id=message_id).address == "+819011112222"
 
 
-def test_message_send_to_a_unique_partial_name(call_tool, contacts, sms_outbox):
-    message_id = assert_ok(call_tool("message.send", {"to": "suzuki", "text": "hi"}), "msg_")
-    message = Message.objects.get(public_id=message_id)
-    assert (message.contact, message.platform) == (contacts["taro"], "sms")
+@pytest.mark.parametrize("to", ["山田　花子", "山田 花子", "山田　 花子", " 山田花子 ", "山田  花子"])
+def test_message_send_finds_a_whole_name_written_with_spaces(call_tool, contacts, to):
+    message_id = assert_ok(call_tool("message.send", {"to": to, "text": "hi"}), "msg_")
+    assert Message.objects.get(public_id=message_id).contact == contacts["hanako"]
 
 
-def test_message_send_ambiguous_names_the_candidates(call_tool, contacts):
-    text = assert_error(call_tool("message.send", {"to": "taro", "text": "hi"}))
+def test_message_send_whole_name_folds_width_and_case(call_tool, contacts, sms_outbox):
+    message_id = assert_ok(call_tool("message.send", {"to": "ＴＡＲＯ　ｓｕｚｕｋｉ", "text": "hi"}), "msg_")
+    assert Message.objects.get(public_id=message_id).contact == contacts["taro"]
+
+
+@pytest.mark.parametrize(("to", "candidates"), [("suzuki", ["taro"]), ("子", ["hanako"]), ("a", ["taro", "taro2"])])
+def test_message_send_refuses_part_of_a_name_and_names_the_candidates(call_tool, contacts, to, candidates):
+    text = assert_error(call_tool("message.send", {"to": to, "text": "hi"}))
+    assert f"No contact matches '{to}'" in text and "whole name or the id" in text
+    assert all(f"{contacts[c].name} ({contacts[c].public_id})" in text for c in candidates)
+    assert not Message.objects.exists()
+
+
+def test_message_send_error_shows_a_full_width_space_as_itself(call_tool, contacts):
+    text = assert_error(call_tool("message.send", {"to": "山田　太郎", "text": "hi"}))
+    assert "'山田　太郎'" in text and "\\u3000" not in text
+
+
+def test_message_send_ambiguous_names_the_candidates(call_tool, contacts, owner):
+    namesake = Contact.objects.create(owner=owner, name="山田　花子", email="other-hanako@example.com")
+    text = assert_error(call_tool("message.send", {"to": "山田花子", "text": "hi"}))
     assert "matches several contacts" in text
-    assert contacts["taro"].public_id in text and contacts["taro2"].public_id in text
+    assert contacts["hanako"].public_id in text and namesake.public_id in text
     assert not Message.objects.exists()
 
 

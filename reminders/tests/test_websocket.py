@@ -2,7 +2,7 @@
 
 import pytest
 
-from reminders.models import Event
+from reminders.models import Event, Message
 
 from .ws_client import exchange
 
@@ -44,3 +44,17 @@ def test_bad_key_gets_the_seed_401_and_the_socket_closes():
     assert answer == {"jsonrpc": "2.0", "id": "req_123", "error": {"code": 401, "message": "Invalid API key"}}
     assert closed["type"] == "websocket.close"
     assert not Event.objects.exists()
+
+
+def _send(to):
+    return {**SEED_MESSAGE, "params": {"name": "message.send", "arguments": {"to": to, "text": "今から向かいます"}}}
+
+
+def test_message_send_over_the_socket_reaches_only_a_whole_name(api_key, contacts):
+    """A fragment of a name is refused with the candidates; the whole name, spaced any way, is the recipient."""
+    _key, raw = api_key
+    (fragment, spaced), _ = exchange(raw, [_send("子"), _send("山田　花子")])
+    assert fragment["result"]["status"] == "error" and set(fragment["result"]) == {"status", "error"}
+    assert f"山田花子 ({contacts['hanako'].public_id})" in fragment["result"]["error"]
+    assert spaced["result"]["status"] == "ok"
+    assert Message.objects.get().contact == contacts["hanako"]
