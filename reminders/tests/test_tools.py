@@ -178,6 +178,50 @@ def test_reminder_create_once_and_repeating(call_tool, owner):
     assert second.rrule == "FREQ=WEEKLY;BYDAY=MO,WE" and second.repeat == "FREQ=WEEKLY;BYDAY=MO,WE"
 
 
+@pytest.mark.parametrize(
+    ("repeat", "rule"),
+    [
+        ("毎日", "FREQ=DAILY"),
+        ("毎週", "FREQ=WEEKLY"),
+        ("毎週月曜", "FREQ=WEEKLY;BYDAY=MO"),
+        ("毎週水曜日", "FREQ=WEEKLY;BYDAY=WE"),
+        ("毎週　金曜", "FREQ=WEEKLY;BYDAY=FR"),
+        ("毎週日", "FREQ=WEEKLY;BYDAY=SU"),
+        ("平日", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"),
+        ("毎月", "FREQ=MONTHLY"),
+        ("毎年", "FREQ=YEARLY"),
+        ("毎時", "FREQ=HOURLY"),
+    ],
+)
+def test_reminder_create_japanese_repeat_words(call_tool, repeat, rule):
+    reminder_id = assert_ok(
+        call_tool("reminder.create", {"time": future().isoformat(), "note": "薬を飲む", "repeat": repeat}), "rem_"
+    )
+    reminder = Reminder.objects.get(public_id=reminder_id)
+    assert (reminder.rrule, reminder.repeat) == (rule, repeat)
+
+
+def test_reminder_create_iso_basic_format(call_tool):
+    when = future()
+    basic = when.strftime("%Y%m%dT%H%M%S%z")  # 20250919T070000+0900
+    reminder = Reminder.objects.get(
+        public_id=assert_ok(call_tool("reminder.create", {"time": basic, "note": "n"}), "rem_")
+    )
+    assert reminder.next_fire_at == when and reminder.tz == "+09:00"
+
+
+def test_calendar_create_iso_basic_format(call_tool):
+    event_id = assert_ok(
+        call_tool("calendar.create", {"title": "朝ラン", "start": "20250919T070000+0900", "duration_min": 30}), "evt_"
+    )
+    assert Event.objects.get(public_id=event_id).start_local.isoformat() == "2025-09-19T07:00:00+09:00"
+
+
+def test_a_time_without_a_time_of_day_names_the_accepted_forms(call_tool):
+    text = assert_error(call_tool("calendar.create", {"title": "a", "start": "20250919", "duration_min": 30}))
+    assert "2025-09-19T07:00:00+09:00" in text and "20250919T070000+0900" in text
+
+
 def test_reminder_create_without_offset_is_tokyo(call_tool):
     when = future().replace(tzinfo=None)
     reminder = Reminder.objects.get(

@@ -28,6 +28,14 @@ def test_seed_tool_execution_message_gets_the_seed_response(api_key, user):
     assert event.owner == user and event.start_local.isoformat() == "2025-09-19T07:00:00+09:00"
 
 
+def test_the_seed_example_in_iso_basic_format(api_key):
+    _key, raw = api_key
+    arguments = {"title": "朝ラン", "start": "20250919T070000+0900", "duration_min": 30}
+    (answer,), _ = exchange(raw, [{**SEED_MESSAGE, "params": {"name": "calendar.create", "arguments": arguments}}])
+    event = Event.objects.get(public_id=answer["result"]["id"])
+    assert event.start_local.isoformat() == "2025-09-19T07:00:00+09:00"
+
+
 def test_in_band_error_over_the_socket(api_key):
     _key, raw = api_key
     bad = {
