@@ -122,6 +122,10 @@ class JournalLine(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(debit__gte=0), name="ledger_line_debit_not_negative"),
             models.CheckConstraint(condition=Q(credit__gte=0), name="ledger_line_credit_not_negative"),
+            # What both databases hold exactly (MAX_AMOUNT); the service refuses more with a message first.
+            models.CheckConstraint(
+                condition=Q(debit__lte=MAX_AMOUNT) & Q(credit__lte=MAX_AMOUNT), name="ledger_line_amount_exact_range"
+            ),
             models.CheckConstraint(
                 condition=(Q(debit__gt=0) & Q(credit=0)) | (Q(credit__gt=0) & Q(debit=0)),
                 name="ledger_line_one_side",
