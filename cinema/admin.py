@@ -92,7 +92,7 @@ class TheaterForm(forms.ModelForm):
                 theater=self.instance if self.instance.pk else None, rows=data["rows"], columns=data["columns"]
             )
         except ApplicationError as exc:
-            raise forms.ValidationError(exc.message) from None
+            raise forms.ValidationError(exc.detail) from None
         # Ticks of seats that a shrink removes are dropped, not refused.
         data["blocked_seats"] = set(data.get("blocked_seats") or []) & wanted.keys()
         return data

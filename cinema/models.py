@@ -20,6 +20,12 @@ ROW_LETTERS = string.ascii_uppercase  # rows A…Z
 MAX_COLUMNS = 99
 
 
+def seat_order(label: str) -> tuple[str, int]:
+    """The seat map's order of a seat label: by row, then by seat number (A2 before A10). Every list of a
+    reservation's seats (reserve_seats, get_reservation_details, cancel_reservation, the admin) is in this order."""
+    return label[:1], int(label[1:]) if label[1:].isdigit() else 0
+
+
 class PublicIdModel(models.Model):
     """A seed-style public id (`m001`) derived from the primary key when none is given."""
 

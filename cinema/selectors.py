@@ -16,7 +16,7 @@ from django.db.models import Count, F, OuterRef, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
+from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater, seat_order
 from .search import match_score, normalize
 
 # Recommendation rule (docs/apps/cinema.md), by the seed's 評価・ジャンル・人気度: a film is recommended when it is
@@ -340,7 +340,7 @@ def reservation_seat_labels_expression() -> Subquery:
 
 def seat_labels_sorted(*, labels: str) -> str:
     """ "C4 C3 A10 A2" -> "A2 A10 C3 C4": by row, then by seat number."""
-    return " ".join(sorted(labels.split(), key=lambda label: (label[0], int(label[1:]) if label[1:].isdigit() else 0)))
+    return " ".join(sorted(labels.split(), key=seat_order))
 
 
 def reservation_seat_labels(*, reservation: Reservation) -> list[str]:

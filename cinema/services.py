@@ -39,6 +39,7 @@ from .models import (
     Seat,
     Theater,
     reservation_number,
+    seat_order,
 )
 from .signals import seat_map_changed
 
@@ -62,22 +63,22 @@ PASSWORD_THROTTLE_GROUP = "cinema.reservation_password"
 def seat_ids_validate(*, seats: list[str]) -> list[str]:
     """Seat ids normalised (NFKC, upper case: ａ１ → A1), in the caller's order; InvalidParams if bad."""
     if not seats:
-        raise InvalidParams('seats must list at least one seat id, e.g. ["A1", "A2"]')
+        raise InvalidParams(data='seats must list at least one seat id, e.g. ["A1", "A2"]')
     cleaned: list[str] = []
     for raw in seats:
         label = unicodedata.normalize("NFKC", raw).strip().upper()
         if not SEAT_ID.match(label):
             shown = raw if len(raw) <= 20 else raw[:20] + "…"
             raise InvalidParams(
-                f"seats: Invalid seat id {shown!r}: expected a row letter and a column number such as A1"
+                data=f"seats: Invalid seat id {shown!r}: expected a row letter and a column number such as A1"
             )
         cleaned.append(label)
     duplicates = sorted(label for label, n in Counter(cleaned).items() if n > 1)
     if duplicates:
-        raise InvalidParams(f"seats: Duplicate seat ids: {', '.join(duplicates)}")
+        raise InvalidParams(data=f"seats: Duplicate seat ids: {', '.join(duplicates)}")
     limit = settings.CINEMA_MAX_SEATS_PER_RESERVATION
     if len(cleaned) > limit:
-        raise InvalidParams(f"seats: At most {limit} seats can be reserved at once ({len(cleaned)} requested)")
+        raise InvalidParams(data=f"seats: At most {limit} seats can be reserved at once ({len(cleaned)} requested)")
     return cleaned
 
 
@@ -85,14 +86,17 @@ def password_validate(*, password: str) -> None:
     # The message never repeats the password.
     if not PASSWORD_MIN_LENGTH <= len(password) <= PASSWORD_MAX_LENGTH:
         raise InvalidParams(
-            f"reservation_password must be {PASSWORD_MIN_LENGTH} to {PASSWORD_MAX_LENGTH} characters long"
+            data=f"reservation_password must be {PASSWORD_MIN_LENGTH} to {PASSWORD_MAX_LENGTH} characters long"
         )
 
 
 def _customer_name_validate(name: str | None) -> str:
-    return trimmed(
-        name, limit=CUSTOMER_NAME_MAX_LENGTH, too_long="customer_name must be at most {limit} characters long"
-    )
+    try:
+        return trimmed(
+            name, limit=CUSTOMER_NAME_MAX_LENGTH, too_long="customer_name must be at most {limit} characters long"
+        )
+    except InvalidParams as exc:  # the seed's pattern: the kind's title in `message`, the detail in `data`
+        raise InvalidParams(data=exc.message) from None
 
 
 # --- booking ----------------------------------------------------------------------------------
@@ -141,10 +145,10 @@ def _seats_in_order(*, schedule: Schedule, labels: list[str], seats: dict[str, _
     """`seats` in the order of `labels`; InvalidParams for a seat the theater lacks or has blocked."""
     missing = [label for label in labels if label not in seats]
     if missing:
-        raise InvalidParams(f"seats: No such seat in {schedule.theater.name}: {', '.join(missing)}")
+        raise InvalidParams(data=f"seats: No such seat in {schedule.theater.name}: {', '.join(missing)}")
     blocked = [label for label in labels if seats[label].blocked]
     if blocked:
-        raise InvalidParams(f"seats: Seat {', '.join(blocked)} cannot be reserved (blocked)")
+        raise InvalidParams(data=f"seats: Seat {', '.join(blocked)} cannot be reserved (blocked)")
     return [seats[label] for label in labels]
 
 
@@ -165,7 +169,7 @@ def _conflict(labels: list[str]) -> Conflict:
 def _check_bookable(schedule: Schedule, now: datetime.datetime) -> None:
     if schedule.starts_at <= now:
         raise InvalidParams(
-            f"schedule_id: Schedule {schedule.public_id} started at {schedule.date} {schedule.start_time:%H:%M}; "
+            data=f"schedule_id: Schedule {schedule.public_id} started at {schedule.date} {schedule.start_time:%H:%M}; "
             "it can no longer be booked"
         )
 
@@ -300,7 +304,7 @@ def reservation_create(
             raise
         raise _conflict(taken) from None
     logger.info("Reservation %s: %d seat(s) for %s", reservation.public_id, len(labels), schedule.public_id)
-    return Booking(reservation, labels)
+    return Booking(reservation, sorted(labels, key=seat_order))
 
 
 # --- password checks --------------------------------------------------------------------------
@@ -400,7 +404,7 @@ def theater_set_layout(
         existing = {s.label: s for s in theater.seats.all()}
         doomed = [s.pk for label, s in existing.items() if label not in wanted]
         if doomed and ReservedSeat.objects.filter(seat_id__in=doomed).exists():
-            raise InvalidParams("Seats that hold reservations cannot be removed from the layout")
+            raise InvalidParams(data="Seats that hold reservations cannot be removed from the layout")
         Seat.objects.filter(pk__in=doomed).delete()
         Seat.objects.bulk_create(
             [
@@ -424,13 +428,13 @@ def theater_layout_validate(
 ) -> dict[str, tuple[str, int]]:
     """The wanted seats {label: (row, column)}; InvalidParams when the layout cannot be applied."""
     if not 1 <= rows <= len(ROW_LETTERS):
-        raise InvalidParams(f"rows must be between 1 and {len(ROW_LETTERS)}")
+        raise InvalidParams(data=f"rows must be between 1 and {len(ROW_LETTERS)}")
     if not 1 <= columns <= MAX_COLUMNS:
-        raise InvalidParams(f"columns must be between 1 and {MAX_COLUMNS}")
+        raise InvalidParams(data=f"columns must be between 1 and {MAX_COLUMNS}")
     wanted = {f"{ROW_LETTERS[r]}{c}": (ROW_LETTERS[r], c) for r in range(rows) for c in range(1, columns + 1)}
     unknown = sorted(set(blocked) - set(wanted))
     if unknown:
-        raise InvalidParams(f"Blocked seats outside the layout: {', '.join(unknown)}")
+        raise InvalidParams(data=f"Blocked seats outside the layout: {', '.join(unknown)}")
     if theater is not None and theater.pk is not None:
         sold = sorted(
             ReservedSeat.objects.filter(seat__theater=theater)
@@ -440,6 +444,6 @@ def theater_layout_validate(
         )
         if sold:
             raise InvalidParams(
-                f"Seats that hold reservations cannot be removed from the layout: {', '.join(sold[:10])}"
+                data=f"Seats that hold reservations cannot be removed from the layout: {', '.join(sold[:10])}"
             )
     return wanted

@@ -40,7 +40,7 @@ def _positive(name: str, value: int | None, default: int | None, cap: int | None
     if value is None:
         return default
     if value < 1:
-        raise InvalidParams(f"{name} must be 1 or more")
+        raise InvalidParams(data=f"{name} must be 1 or more")
     return min(value, cap) if cap else value
 
 
@@ -249,14 +249,14 @@ def _popularity_period(args: dict) -> tuple[datetime.date, datetime.date]:
         on = parse_date(args.get("date"))
         return on, on
     if "date" in args:
-        raise InvalidParams("date cannot be combined with start_date/end_date: give a day or a period")
+        raise InvalidParams(data="date cannot be combined with start_date/end_date: give a day or a period")
     if "start_date" not in args or "end_date" not in args:
-        raise InvalidParams("start_date and end_date go together: give both (or date for one day)")
+        raise InvalidParams(data="start_date and end_date go together: give both (or date for one day)")
     start, end = parse_date(args["start_date"]), parse_date(args["end_date"])
     if start > end:
-        raise InvalidParams("start_date must be on or before end_date")
+        raise InvalidParams(data="start_date must be on or before end_date")
     if (end - start).days + 1 > POPULARITY_MAX_DAYS:
-        raise InvalidParams(f"start_date..end_date may span at most {POPULARITY_MAX_DAYS} days")
+        raise InvalidParams(data=f"start_date..end_date may span at most {POPULARITY_MAX_DAYS} days")
     return start, end
 
 
@@ -585,7 +585,7 @@ def suggest_seats(args: dict, ctx) -> dict:
     limit = settings.CINEMA_MAX_SEATS_PER_RESERVATION
     count = args["count"]
     if not 1 <= count <= limit:
-        raise InvalidParams(f"count must be between 1 and {limit}")
+        raise InvalidParams(data=f"count must be between 1 and {limit}")
     schedule = _schedule_or_404(args["schedule_id"])
     seat_map = selectors.seat_map_get(schedule=schedule)
     blocks = selectors.seat_suggestions(seat_map=seat_map, theater=schedule.theater, count=count)

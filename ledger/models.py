@@ -18,7 +18,11 @@ from django.utils.translation import gettext_lazy as _
 
 AMOUNT_DIGITS = 18
 AMOUNT_PLACES = 2
-MAX_AMOUNT = Decimal(10) ** (AMOUNT_DIGITS - AMOUNT_PLACES) - Decimal("0.01")
+# The largest line amount: 15 significant digits, what both databases hold exactly. SQLite keeps a decimal as an
+# 8-byte float, exact to 15 significant digits, and Django reads it back rounded to 15 (12,345,678,901,234.56 came
+# back as .6); the column's 18 digits are PostgreSQL's. docs/apps/ledger.md, "Amounts".
+EXACT_DIGITS = 15
+MAX_AMOUNT = Decimal(10) ** (EXACT_DIGITS - AMOUNT_PLACES) - Decimal("0.01")
 
 
 class AccountType(models.TextChoices):
@@ -118,6 +122,10 @@ class JournalLine(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(debit__gte=0), name="ledger_line_debit_not_negative"),
             models.CheckConstraint(condition=Q(credit__gte=0), name="ledger_line_credit_not_negative"),
+            # What both databases hold exactly (MAX_AMOUNT); the service refuses more with a message first.
+            models.CheckConstraint(
+                condition=Q(debit__lte=MAX_AMOUNT) & Q(credit__lte=MAX_AMOUNT), name="ledger_line_amount_exact_range"
+            ),
             models.CheckConstraint(
                 condition=(Q(debit__gt=0) & Q(credit=0)) | (Q(credit__gt=0) & Q(debit=0)),
                 name="ledger_line_one_side",

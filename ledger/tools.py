@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.utils import timezone
 
-from mcpsite.core.errors import InvalidParams
+from mcpsite.core.errors import Conflict, InvalidParams
 from mcpsite.mcp.params import DateError, iso_date
 from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
 
@@ -81,8 +81,26 @@ def _amount(value: Any, where: str) -> Decimal:
     return amount
 
 
+class AmountNotExact(Conflict):
+    message = "Amount too large to report exactly"
+
+
+def _money(value: Decimal) -> Decimal:
+    """A reported amount, which goes out as a JSON number: whole amounts as integers (exact at any size), others as
+    floats, which carry the cents exactly only up to about 7 × 10^13. A total beyond that (many lines near the
+    maximum) is refused with the exact amount as text, never sent as a float that has lost digits."""
+    if value != value.to_integral_value() and Decimal(repr(float(value))) != value:
+        raise AmountNotExact(
+            data={
+                "message": f"{yen(value)} cannot be sent exactly as a JSON number (its cents would be lost)",
+                "amount": str(value),
+            }
+        )
+    return value
+
+
 def _accounts(rows) -> list[dict[str, Any]]:
-    return [{"code": r.account.code, "name": r.account.name, "balance": r.balance} for r in rows]
+    return [{"code": r.account.code, "name": r.account.name, "balance": _money(r.balance)} for r in rows]
 
 
 @tool(
@@ -187,7 +205,7 @@ def get_account_balance(args: dict[str, Any], ctx: CallContext) -> dict[str, Any
         "accountCode": account.code,
         "accountName": account.name,
         "accountType": account.type,
-        "balance": selectors.account_balance(account=account, as_of=as_of),
+        "balance": _money(selectors.account_balance(account=account, as_of=as_of)),
         "asOfDate": as_of.isoformat(),
     }
 
@@ -282,12 +300,15 @@ def generate_balance_sheet(args: dict[str, Any], ctx: CallContext) -> dict[str, 
     return {
         "asOfDate": sheet.as_of.isoformat(),
         "balanceSheet": {
-            "assets": {"total": sheet.assets.total, "accounts": _accounts(sheet.assets.accounts)},
-            "liabilities": {"total": sheet.liabilities.total, "accounts": _accounts(sheet.liabilities.accounts)},
+            "assets": {"total": _money(sheet.assets.total), "accounts": _accounts(sheet.assets.accounts)},
+            "liabilities": {
+                "total": _money(sheet.liabilities.total),
+                "accounts": _accounts(sheet.liabilities.accounts),
+            },
             "equity": {
-                "total": sheet.equity.total,
+                "total": _money(sheet.equity.total),
                 "accounts": _accounts(sheet.equity.accounts),
-                "retainedEarnings": sheet.retained_earnings,
+                "retainedEarnings": _money(sheet.retained_earnings),
             },
             "verified": sheet.verified,
         },
@@ -340,9 +361,12 @@ def generate_income_statement(args: dict[str, Any], ctx: CallContext) -> dict[st
     return {
         "period": {"startDate": start.isoformat(), "endDate": end.isoformat()},
         "incomeStatement": {
-            "revenue": {"total": statement.revenue.total, "accounts": _accounts(statement.revenue.accounts)},
-            "expenses": {"total": statement.expenses.total, "accounts": _accounts(statement.expenses.accounts)},
-            "netIncome": net,
+            "revenue": {"total": _money(statement.revenue.total), "accounts": _accounts(statement.revenue.accounts)},
+            "expenses": {
+                "total": _money(statement.expenses.total),
+                "accounts": _accounts(statement.expenses.accounts),
+            },
+            "netIncome": _money(net),
         },
         "summary": summary,
     }

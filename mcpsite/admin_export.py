@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import unicodedata
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,16 @@ CHUNK_ROWS = 2000
 BOM = "\ufeff"
 # A cell starting with one of these is a formula to a spreadsheet: quoted with an apostrophe (OWASP CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Spreadsheets also read a formula after leading spaces (a full-width 　 too) and from the full-width signs
+# ＝ ＋ － ＠, which they normalise: the first character after any whitespace, NFKC-folded, decides.
+_FORMULA_SIGNS = ("=", "+", "-", "@")
+
+
+def is_formula(text: str) -> bool:
+    """Whether a spreadsheet may run `text` as a formula: see FORMULA_STARTS and _FORMULA_SIGNS."""
+    return text.startswith(FORMULA_STARTS) or unicodedata.normalize("NFKC", text.lstrip()[:1]).startswith(
+        _FORMULA_SIGNS
+    )
 
 
 class _Echo:
@@ -49,7 +60,7 @@ def cell(value: Any) -> str:
     if isinstance(value, Decimal | int | float | datetime.date | datetime.time):
         return str(value)
     text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    return "'" + text if is_formula(text) else text
 
 
 def csv_lines(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> Iterator[str]:

@@ -11,9 +11,14 @@ from __future__ import annotations
 import logging
 import re
 
-# Everything after `/calendar/` up to the end of the path (and its query): whatever the suffix, case or spelling
-# (`/calendar/<token>`, `.ICS`, `/calendar/./<token>.ics`, `%2F` for the slash), a 404 logs the token all the same.
-FEED_TOKEN = re.compile(r"(/calendar(?:/|%2f))[^\s\"']+", re.IGNORECASE)
+# A calendar feed's path, the one rule for what carries a feed token: `/calendar/` in any case (the URL router
+# matches only the lower-case one, but a 404 logs or traces the token all the same) and with `%2F` for the slash. The
+# logs redact what follows it (below); the traces leave the request out altogether (mcpsite/tracing.py). A scoped
+# flag, not re.IGNORECASE, so the pattern means the same wherever it is compiled (OpenTelemetry's exclude list).
+FEED_PATH = r"(?i:/calendar(?:/|%2f))"
+# Everything after the feed path up to the end of the path (and its query): whatever the suffix or spelling
+# (`/calendar/<token>`, `.ICS`, `/calendar/./<token>.ics`), a 404 logs the token all the same.
+FEED_TOKEN = re.compile(rf"({FEED_PATH})[^\s\"']+")
 REDACTED = r"\1[redacted]"
 # Access loggers that servers configure with handlers of their own before Django starts; the filter is
 # added to them directly, since configuring them in LOGGING would replace those handlers.

@@ -38,13 +38,14 @@ from opentelemetry.semconv.attributes.user_agent_attributes import USER_AGENT_OR
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcpsite.core.text import url_origin
+from mcpsite.logfilters import FEED_PATH
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.sampling import Sampler
 
-# Paths whose URL is a credential: never traced (the feed token). A regular expression searched in the path (and,
-# by Django's instrumentation, in the URL).
-EXCLUDED_URLS = "calendar/"
+# Paths whose URL is a credential: never traced (the feed token), by the rule the logs redact them by. A regular
+# expression searched in the path (and, by Django's instrumentation, in the URL).
+EXCLUDED_URLS = FEED_PATH
 _EXCLUDED = re.compile(EXCLUDED_URLS)
 # Span names carry the method: anything else a client sends is named "HTTP" (a bounded set of names).
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"})

@@ -23,6 +23,17 @@ def settings_problems() -> list[Problem]:
 
     if settings.MEILISEARCH_URL and urlsplit(settings.MEILISEARCH_URL).scheme not in {"http", "https"}:
         error(f"MEILISEARCH_URL must be an http(s) URL, got {settings.MEILISEARCH_URL!r}", "E001")
+    if settings.MEILISEARCH_URL and not settings.MEILISEARCH_MASTER_KEY:
+        problems.append(
+            Problem(
+                "merchant.W003",
+                "MEILISEARCH_URL is set without MEILISEARCH_MASTER_KEY: searches go unauthenticated, so a Meilisearch "
+                "that has a master key refuses every one and search falls back to the database",
+                hint="Set MEILISEARCH_MASTER_KEY to the Meilisearch's key (or an API key with search and documents "
+                "rights); leave it empty only for a Meilisearch started without a master key.",
+                warning=True,
+            )
+        )
     if not settings.MEILISEARCH_INDEX:
         error("MEILISEARCH_INDEX must not be empty", "E002")
     if settings.MEILISEARCH_TIMEOUT_S <= 0:

@@ -34,10 +34,14 @@ FAILURES = (MeilisearchError, requests.RequestException, KeyError, TypeError, Va
 
 
 def client() -> meilisearch.Client:
+    key = settings.MEILISEARCH_MASTER_KEY or None
     return meilisearch.Client(
         settings.MEILISEARCH_URL,
-        settings.MEILISEARCH_MASTER_KEY or None,
+        key,
         timeout=settings.MEILISEARCH_TIMEOUT_S,  # type: ignore[arg-type]  # seconds, handed to requests: a float is fine
+        # Without a key the client would send `Authorization: Bearer None`; requests drops a header set to None, and
+        # the client hands these headers to every index and task it makes.
+        custom_headers=None if key else {"Authorization": None},  # type: ignore[dict-item]
     )
 
 

@@ -86,8 +86,9 @@ def product_search(*, keywords: list[str], limit: int) -> SearchResult:
 
 
 def inventory_counts(*, product_ids: list[int]) -> dict[int, int]:
-    """Stock per requested id; unknown ids count 0 (the seed's rule). One query."""
-    found = dict(Product.objects.filter(pk__in=set(product_ids)).values_list("pk", "inventory_count"))
+    """Stock per requested id; unknown ids count 0 (the seed's rule), and so do inactive products, which are not for
+    sale (`products_for_cart` refuses them): no id is reported in stock that a cart cannot hold. One query."""
+    found = dict(Product.objects.filter(pk__in=set(product_ids), active=True).values_list("pk", "inventory_count"))
     return {pk: found.get(pk, 0) for pk in product_ids}
 
 

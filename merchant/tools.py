@@ -182,7 +182,7 @@ def search_products(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="check_inventory",
-    description="在庫状況を確認。存在しない商品IDの在庫は0。",
+    description="在庫状況を確認。存在しない商品IDの在庫は0。販売停止中の商品も0（カートに入れられないため）。",
     input_schema={
         "type": "object",
         "properties": {

@@ -9,7 +9,13 @@ from .schedule import REPEAT_WORDS
 from .tools import GROUP
 
 # Beyond the words, the RRULE forms people ask for most; reminder.create accepts any RFC 5545 rule.
-REPEAT_EXAMPLES = [*REPEAT_WORDS, "FREQ=WEEKLY;BYDAY=MO,WE,FR", "FREQ=MONTHLY;BYMONTHDAY=-1", "FREQ=HOURLY;INTERVAL=2"]
+REPEAT_EXAMPLES = [
+    *REPEAT_WORDS,
+    *("毎日", "毎週", "毎週月曜", "平日", "毎月", "毎年"),
+    "FREQ=WEEKLY;BYDAY=MO,WE,FR",
+    "FREQ=MONTHLY;BYMONTHDAY=-1",
+    "FREQ=HOURLY;INTERVAL=2",
+]
 
 
 def complete_repeat(value: str, context: dict[str, str], ctx: CallContext) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import re
+import unicodedata
 
 from dateutil import rrule as du_rrule
 from django.conf import settings
@@ -29,8 +30,24 @@ REPEAT_WORDS = {
     "monthly": "FREQ=MONTHLY",
     "yearly": "FREQ=YEARLY",
 }
-# "hourly, daily, …, yearly", for messages and descriptions.
-REPEAT_WORDS_TEXT = ", ".join(REPEAT_WORDS)
+# The words a Japanese speaker says for the same repeats; 毎週月曜 (also 毎週月曜日, 毎週月) and the other weekdays.
+_JA_WEEKDAYS = {"月": "MO", "火": "TU", "水": "WE", "木": "TH", "金": "FR", "土": "SA", "日": "SU"}
+JA_REPEAT_WORDS = {
+    "毎時": REPEAT_WORDS["hourly"],
+    "毎日": REPEAT_WORDS["daily"],
+    "毎週": REPEAT_WORDS["weekly"],
+    "平日": REPEAT_WORDS["weekdays"],
+    "毎月": REPEAT_WORDS["monthly"],
+    "毎年": REPEAT_WORDS["yearly"],
+    **{
+        f"毎週{day}{suffix}": f"FREQ=WEEKLY;BYDAY={code}"
+        for day, code in _JA_WEEKDAYS.items()
+        for suffix in ("", "曜", "曜日")
+    },
+}
+_ALL_REPEAT_WORDS = {**REPEAT_WORDS, **JA_REPEAT_WORDS}
+# "hourly, daily, …, yearly, 毎時, 毎日, …", for messages and descriptions.
+REPEAT_WORDS_TEXT = ", ".join([*REPEAT_WORDS, "毎時", "毎日", "毎週", "毎週月曜 (… 毎週日曜)", "平日", "毎月", "毎年"])
 # More often than hourly is noise for a person, and a cheap way to flood a mailbox.
 FORBIDDEN_FREQS = {"SECONDLY", "MINUTELY"}
 # Beyond these a UTC conversion can overflow datetime, and no reminder needs them.
@@ -45,7 +62,9 @@ FIRST_DAY_HORIZON = datetime.timedelta(days=366 * 10)
 _ONE_PERIOD = {"YEARLY": 10_000, "MONTHLY": 12 * 10_000}
 _DAY_PARTS = ("BYMONTH", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYEASTER")
 _ALL_WEEKDAYS = "MO,TU,WE,TH,FR,SA,SU"
-_HAS_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+# A date and a time of day to the minute, in ISO 8601's extended (2025-09-19T07:00) or basic (20250919T0700) format.
+_HAS_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{8}T\d{4})")
+ACCEPTED_FORMS = "2025-09-19T07:00:00+09:00, 2025-09-19T07:00 or 20250919T070000+0900"
 
 
 def offset_name(value: datetime.datetime) -> str:
@@ -67,16 +86,16 @@ def parse_when(value: str, *, field: str) -> tuple[datetime.datetime, str]:
     text = value.strip()
     if not _HAS_TIME.match(text):
         raise InvalidParams(
-            f"{field} must be an ISO 8601 date-time with a time of day, e.g. 2025-09-19T07:00:00+09:00 (got {value!r})"
+            f"{field} must be an ISO 8601 date-time with a time of day, e.g. {ACCEPTED_FORMS} (got '{value}')"
         )
     try:
         parsed = datetime.datetime.fromisoformat(text)
     except ValueError:
         raise InvalidParams(
-            f"{field} is not a valid ISO 8601 date-time: {value!r} (expected e.g. 2025-09-19T07:00:00+09:00)"
+            f"{field} is not a valid ISO 8601 date-time: '{value}' (expected e.g. {ACCEPTED_FORMS})"
         ) from None
     if not YEARS[0] <= parsed.year <= YEARS[1]:
-        raise InvalidParams(f"{field} must be between the years {YEARS[0]} and {YEARS[1]} (got {value!r})")
+        raise InvalidParams(f"{field} must be between the years {YEARS[0]} and {YEARS[1]} (got '{value}')")
     if parsed.tzinfo is None:
         zone_name = settings.TIME_ZONE
         parsed = timezone.make_aware(parsed, zone_for(zone_name))
@@ -91,13 +110,14 @@ def parse_repeat(repeat: str, *, first: datetime.datetime) -> str:
     text = repeat.strip()
     if not text:
         raise InvalidParams(f"repeat must not be empty: use {REPEAT_WORDS_TEXT} or RRULE text")
-    word = REPEAT_WORDS.get(text.lower())
+    # Width, case and spaces do not change a word: 'Daily', '毎週　月曜日' and '毎週月曜日' are read alike.
+    word = _ALL_REPEAT_WORDS.get("".join(unicodedata.normalize("NFKC", text).lower().split()))
     rule_text = word or re.sub(r"^RRULE:", "", text, flags=re.IGNORECASE).upper()
     if "DTSTART" in rule_text or "\n" in rule_text:
         raise InvalidParams("repeat must be a single RRULE without DTSTART: the start is the reminder's time")
     if not rule_text.startswith("FREQ=") and ";FREQ=" not in rule_text:
         raise InvalidParams(
-            f"repeat {repeat!r} is not understood: use {REPEAT_WORDS_TEXT} "
+            f"repeat '{repeat}' is not understood: use {REPEAT_WORDS_TEXT} "
             "or RFC 5545 RRULE text such as FREQ=WEEKLY;BYDAY=MO,WE"
         )
     parts = _rule_parts(rule_text)
@@ -117,7 +137,7 @@ def parse_repeat(repeat: str, *, first: datetime.datetime) -> str:
         raise InvalidParams(f"repeat is not a valid RRULE ({rule_text}): {exc}") from None
     if found is None:
         raise InvalidParams(
-            f"repeat {repeat!r} has no occurrence within {FIRST_DAY_HORIZON.days // 366} years "
+            f"repeat '{repeat}' has no occurrence within {FIRST_DAY_HORIZON.days // 366} years "
             f"at or after {first.isoformat()}"
         )
     return rule_text

@@ -26,17 +26,18 @@ class ContactMatch:
 
 
 def contact_find(*, owner: User, to: str) -> ContactMatch:
-    """The owner's contact named or identified by `to`.
+    """The owner's contact identified by `to`: its id, or its whole name (width, case, kana and spaces folded).
 
-    An exact id wins; then an exact (normalised) name; then a unique partial name. Otherwise the
-    result has no contact and lists the candidates: every ambiguous match, or the closest names.
+    Nothing less picks a recipient: a message cannot be taken back, and a fragment ("a", "子") names no one in
+    particular. Otherwise the result has no contact and lists the candidates: every contact with that name
+    (ambiguous), else the names that contain `to`, else the closest names.
     """
     contacts = list(Contact.objects.filter(owner=owner).order_by("name", "pk"))
     wanted = to.strip()
     by_id = [c for c in contacts if c.public_id == wanted]
     if by_id:
         return ContactMatch(by_id[0], [])
-    key = name_key(wanted)  # width, case and kana folded: 'ｔａｒｏ', 'Taro' and 'たろう'/'タロウ' meet
+    key = name_key(wanted)  # 'ｔａｒｏ', 'Taro', 'たろう'/'タロウ' meet; so do '山田　花子' and '山田花子'
     names = {c.pk: name_key(c.name) for c in contacts}
     exact = [c for c in contacts if names[c.pk] == key]
     if len(exact) == 1:
@@ -44,10 +45,8 @@ def contact_find(*, owner: User, to: str) -> ContactMatch:
     if exact:
         return ContactMatch(None, exact, ambiguous=True)
     partial = [c for c in contacts if key and key in names[c.pk]]
-    if len(partial) == 1:
-        return ContactMatch(partial[0], [])
     if partial:
-        return ContactMatch(None, partial, ambiguous=True)
+        return ContactMatch(None, partial[:CANDIDATES_SHOWN])
     close = process.extract(key, names, scorer=fuzz.WRatio, limit=CANDIDATES_SHOWN, score_cutoff=50)
     by_pk = {c.pk: c for c in contacts}
     return ContactMatch(None, [by_pk[pk] for _name, _score, pk in close])

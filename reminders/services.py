@@ -115,10 +115,13 @@ def message_prepare(*, owner: User, to: str, text: str, platform: str | None = N
     match = selectors.contact_find(owner=owner, to=wanted)
     if match.contact is None:
         if match.ambiguous:
-            raise InvalidParams(f"to {wanted!r} matches several contacts: {_describe(match.candidates)}; use the id")
+            raise InvalidParams(f"to '{wanted}' matches several contacts: {_describe(match.candidates)}; use the id")
         if match.candidates:
-            raise InvalidParams(f"No contact matches {wanted!r}. Did you mean: {_describe(match.candidates)}?")
-        raise InvalidParams(f"No contact matches {wanted!r} (no contact has a similar name)")
+            raise InvalidParams(
+                f"No contact matches '{wanted}'. Did you mean: {_describe(match.candidates)}? "
+                "Give the whole name or the id"
+            )
+        raise InvalidParams(f"No contact matches '{wanted}' (no contact has a similar name)")
     contact = match.contact
     chosen = platform or contact.preferred_platform
     address = contact.address(chosen)

@@ -53,8 +53,9 @@ def _whole_minutes(value: int | float) -> int:
     name="calendar.create",
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description=(
-        "予定を作成します。Create a calendar event. `start` is ISO 8601: with an offset "
-        "(2025-09-19T07:00:00+09:00 or Z) the offset is kept; without one it is read in "
+        "予定を作成します。Create a calendar event. `start` is ISO 8601, extended or basic format "
+        "(2025-09-19T07:00:00+09:00, 20250919T070000+0900): with an offset (or Z) the offset is kept; without one it "
+        "is read in "
         f"{settings.TIME_ZONE}. `duration_min` is a whole number of minutes from 1 to "
         f"{settings.REMINDERS_MAX_DURATION_MIN}. Returns the event id (evt_…)."
     ),
@@ -193,7 +194,8 @@ def _confirmation_text(draft: services.MessageDraft) -> str:
     name="reminder.create",
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
     description=(
-        "リマインダーを作成します。Create a reminder. `time` is ISO 8601 and must be in the future "
+        "リマインダーを作成します。Create a reminder. `time` is ISO 8601 (extended or basic format, as "
+        "calendar.create's `start`) and must be in the future "
         f"(without an offset it is read in {settings.TIME_ZONE}). `repeat` is optional: {schedule.REPEAT_WORDS_TEXT}, "
         "or RFC 5545 RRULE text such as FREQ=WEEKLY;BYDAY=MO,WE (at most hourly). "
         "Reminders are delivered by email to you, or to your webhook if one is set. Returns the id (rem_…)."

@@ -152,6 +152,16 @@ def test_cancel_action_calls_the_service_and_is_recorded(admin_client, admin_use
     assert Reservation.objects.get(pk=booked.pk).cancelled_by == admin_user
 
 
+def test_reservations_export_quotes_full_width_formulas(admin_client, seed_world):
+    from mcpsite.tests.exports import read_csv
+
+    services.reservation_create(
+        schedule_id="s001", seats=["E2"], password="mypassword123", customer_name="＝HYPERLINK(1)"
+    )
+    rows = read_csv(admin_client.get("/admin/cinema/reservation/export.csv"))
+    assert [row[1] for row in rows[1:]] == ["'＝HYPERLINK(1)"]  # a spreadsheet normalises ＝ to = and runs it
+
+
 def test_reservations_export_what_the_list_shows_as_csv(admin_client, client, django_user_model, seed_world, booked):
     from django.contrib.auth.models import Permission
 

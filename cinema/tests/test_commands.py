@@ -48,3 +48,34 @@ def test_scale_adds_benchmark_films(call_tool):
     show = Schedule.objects.filter(movie__title="ベンチ映画0001").get()
     assert show.theater.seats.count() == 500
     assert call_tool("get_seat_availability", {"schedule_id": show.public_id})["reserved_count"] > 0
+
+
+@pytest.mark.parametrize("hour", [9, 18, 21])
+def test_the_seed_example_flow_replays_on_the_day_of_seeding(rpc, freeze_now, hour):
+    """The seed's requests with today's date, at any hour of the evening: a スタームービー show is still to come."""
+    now = freeze_now(timezone.localtime().replace(hour=hour, minute=40, second=0, microsecond=0))
+    call_command("seed_cinema", days=1, stdout=StringIO())
+    today = now.date().isoformat()
+    movies = rpc("get_movie_list", {"date": today, "query": "スター", "limit": 10})["result"]["movies"]
+    assert "m001" in [m["movie_id"] for m in movies]
+    schedules = rpc("get_show_schedule", {"movie_id": "m001", "date": today})["result"]["schedules"]
+    upcoming = [s for s in schedules if s["start_time"] > now.strftime("%H:%M")]
+    assert upcoming, schedules
+    schedule_id = upcoming[0]["schedule_id"]
+    seats = rpc("get_seat_availability", {"schedule_id": schedule_id})["result"]["seats"]
+    assert {s["seat_id"]: s["status"] for s in seats}.keys() >= {"A1", "A3"}
+    booked = rpc(
+        "reserve_seats",
+        {
+            "schedule_id": schedule_id,
+            "seats": ["A1", "A3"],
+            "reservation_password": "mypassword123",
+            "customer_name": "田中太郎",
+        },
+    )["result"]
+    assert booked["status"] == "confirmed" and booked["reserved_seats"] == ["A1", "A3"]
+    details = rpc(
+        "get_reservation_details",
+        {"reservation_id": booked["reservation_id"], "reservation_password": "mypassword123"},
+    )["result"]
+    assert details["schedule"]["schedule_id"] == schedule_id and details["reserved_seats"] == ["A1", "A3"]

@@ -62,3 +62,13 @@ def test_postgres_refuses_update_and_delete_of_posted_rows(entry):
         JournalEntry.objects.filter(pk=entry.pk).update(date=datetime.date(2000, 1, 1))
     with pytest.raises(IntegrityError), transaction.atomic():
         JournalEntry.objects.filter(pk=entry.pk)._raw_delete(connection.alias)
+
+
+@pytest.mark.parametrize("side", ["debit", "credit"])
+def test_a_line_amount_beyond_what_both_databases_hold_exactly_is_refused(entry, side):
+    """12,345,678,901,234.56 has 16 significant digits: SQLite would keep it as …234.6 (docs/apps/ledger.md)."""
+    account = Account.objects.get(code="100")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JournalLine.objects.bulk_create(
+            [JournalLine(entry=entry, line_no=9, account=account, **{side: Decimal("12345678901234.56")})]
+        )

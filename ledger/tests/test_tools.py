@@ -1,9 +1,11 @@
 """The five ledger tools through the real dispatcher: the seed's shapes, codes and messages."""
 
 import datetime
+from decimal import Decimal
 
 import pytest
 
+from ledger.models import JournalLine
 from mcpsite.core.errors import ApplicationError
 from mcpsite.mcp import registry
 from mcpsite.mcp.wire import INVALID_PARAMS, jsonrpc_code
@@ -299,3 +301,47 @@ def test_rpc_transport_renders_seed_errors(rpc, chart):
     error = rpc.post(body).json()["error"]
     assert error["code"] == 409
     assert error["data"] == {"debitTotal": 100, "creditTotal": 90, "difference": 10}
+
+
+# --- amounts exact on every database (docs/apps/ledger.md, "Amounts") ---------------------------------------------
+
+
+def _pair(amount):
+    return entry(lines=[{"accountCode": "100", "debitAmount": amount}, {"accountCode": "400", "creditAmount": amount}])
+
+
+@pytest.mark.parametrize("amount", [12_345_678_901_234.56, 123_456_789_012_345.67, 10_000_000_000_000])
+def test_amounts_beyond_what_both_databases_hold_exactly_are_refused(call_tool, chart, amount):
+    """SQLite keeps 15 significant digits (it rounded the first to .6 and the second to a whole yen)."""
+    error = error_of(call_tool, "create_journal_entry", _pair(amount))
+    assert jsonrpc_code(error) == INVALID_PARAMS
+    assert error.detail == "lines[0].debitAmount is too large (maximum 9,999,999,999,999.99)"
+    assert not JournalLine.objects.exists()
+
+
+def test_the_largest_amount_is_kept_and_reported_exactly(call_tool, chart):
+    line = call_tool("create_journal_entry", _pair(9_999_999_999_999.99))["journalEntry"]["lines"][0]
+    assert line["debitAmount"] == 9_999_999_999_999.99
+    assert JournalLine.objects.get(account__code="100").debit == Decimal("9999999999999.99")
+    balance = call_tool("get_account_balance", {"accountCode": "100", "asOfDate": "2024-01-31"})["balance"]
+    assert balance == 9_999_999_999_999.99
+
+
+def test_large_totals_go_out_as_exact_numbers(rpc, post):
+    for _ in range(2):
+        post("2024-01-15", ("100", Decimal("9999999999999.99")), ("400", -Decimal("9999999999999.99")))
+    text = rpc.post(
+        {"jsonrpc": "2.0", "id": 1, "method": "generate_balance_sheet", "params": {"asOfDate": "2024-01-31"}}
+    ).content.decode()
+    assert '"total":19999999999999.98' in text and "e+" not in text
+    assert "資産合計: 19,999,999,999,999.98円" in text
+
+
+def test_a_total_no_json_number_carries_exactly_is_refused_not_rounded(call_tool, post):
+    """70,368,744,177,664.01 as a float is ...664.02: the report says so instead of sending it."""
+    for _ in range(7):
+        post("2024-01-15", ("100", Decimal("9999999999999.99")), ("400", -Decimal("9999999999999.99")))
+    post("2024-01-15", ("100", Decimal("368744177664.08")), ("400", -Decimal("368744177664.08")))
+    error = error_of(call_tool, "generate_balance_sheet", {"asOfDate": "2024-01-31"})
+    assert jsonrpc_code(error) == 409 and error.data["amount"] == "70368744177664.01"
+    assert "70,368,744,177,664.01" in error.detail

@@ -6,7 +6,9 @@ The three foldings differ on purpose, each pinned by `mcpsite/tests/test_text.py
 - `search_key` (merchant's product keys, stored in the database and indexed): to hiragana; long vowel marks,
   wave dashes and middle dots dropped; words kept apart by one space (control characters separate words: a NUL
   would end an FTS5 string early and PostgreSQL refuses it).
-- `name_key` (reminders' contact names): to hiragana, case folded (ß = ss), nothing dropped: a name keeps its marks.
+- `name_key` (reminders' contact names): to hiragana, case folded (ß = ss), whitespace dropped (山田　花子,
+  山田 花子 and 山田花子 are one name: Japanese names are written with or without a space), nothing else dropped: a
+  name keeps its marks.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def search_key(text: str | None) -> str:
 
 
 def name_key(text: str | None) -> str:
-    return _folded(text, katakana=False, casefold=True).strip()
+    # split() with no separator splits on every run of whitespace (NFKC has made U+3000 a plain space already).
+    return "".join(_folded(text, katakana=False, casefold=True).split())
 
 
 def trimmed(value: str | None, *, limit: int, too_long: str, blank: str | None = None) -> str:

@@ -418,7 +418,7 @@ def test_the_cart_review_gets_each_short_line(products):
 TEXT = f"今から向かいます {HOSTILE}"
 
 
-def _send(api_key, to="花子", **options):
+def _send(api_key, to=f"花子 {HOSTILE}", **options):
     async def call(client):
         return await client.session.call_tool("message.send", {"to": to, "text": TEXT}, allow_input_required=True)
 
@@ -516,7 +516,7 @@ def test_a_card_token_is_no_request_state_and_the_other_way_round(api_key, hanak
 
     def as_state(client):
         answer = {"confirm": types.ElicitResult(action="accept", content={"confirm": True})}
-        arguments = {"to": "花子", "text": TEXT}
+        arguments = {"to": f"花子 {HOSTILE}", "text": TEXT}
         return refusal(client.session.call_tool("message.send", arguments, input_responses=answer, request_state=token))
 
     refused = run(as_state, api_key=key, apps=False, elicitation_callback=lambda *a: None)

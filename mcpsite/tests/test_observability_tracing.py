@@ -13,8 +13,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, ParentBased, Sampler
 from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.util.http import parse_excluded_urls
 
 from mcpsite import tracing
+from mcpsite.logfilters import redact
 from mcpsite.tracing import TracedEntry
 
 TRACE_ID, PARENT_ID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -77,9 +79,21 @@ def test_a_server_error_marks_the_span_and_an_unknown_method_stays_out_of_its_na
     assert span.attributes["http.response.status_code"] == 503 and span.status.status_code == StatusCode.ERROR
 
 
-def test_the_calendar_feed_is_never_traced():
-    spans, _ = serve(ALWAYS_ON, scope(path=f"/calendar/{SECRET}.ics", method="GET"))
+@pytest.mark.parametrize("path", [f"/calendar/{SECRET}.ics", f"/Calendar/{SECRET}.ics", f"/CALENDAR/{SECRET}"])
+def test_the_calendar_feed_is_never_traced(path):
+    spans, _ = serve(ALWAYS_ON, scope(path=path, method="GET"))
     assert spans == []
+
+
+@pytest.mark.parametrize(
+    "path", ["/calendar/t.ics", "/Calendar/t.ics", "/CALENDAR/t", "/calendar%2Ft.ics", "/mcp", "/admin/calendars/"]
+)
+def test_one_rule_for_the_logs_and_the_traces(path):
+    """What the log filter redacts is what neither trace entry (ours, Django's instrumentation) records."""
+    redacted = redact(path) != path
+    django_excluded = parse_excluded_urls(tracing.EXCLUDED_URLS).url_disabled(f"https://example.com{path}")
+    traced = bool(serve(ALWAYS_ON, scope(path=path, method="GET"))[0])
+    assert redacted == django_excluded == (not traced) == path.lower().startswith(("/calendar/", "/calendar%2f"))
 
 
 def test_a_request_the_sampler_leaves_out_records_nothing_and_keeps_the_servers_send():

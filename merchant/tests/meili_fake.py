@@ -34,7 +34,7 @@ def _fold(text: str) -> str:
 
 
 class FakeMeilisearch:
-    def __init__(self, master_key: str = "test-master-key"):
+    def __init__(self, master_key: str | None = "test-master-key"):
         self.master_key = master_key
         self.mode = "ok"
         self.delay = 1.0
@@ -136,7 +136,8 @@ class FakeMeilisearch:
             return self._error(500, "internal", "Internal server error", "internal")
         if self.mode == "garbage":
             return 200, b"<html>gateway</html>"
-        if authorization != f"Bearer {self.master_key}":
+        # Meilisearch started without a master key takes every request; with one, only that key.
+        if self.master_key is not None and authorization != f"Bearer {self.master_key}":
             return self._error(403, "invalid_api_key", "The provided API key is invalid.", "auth")
         parts = [p for p in path.split("/") if p]
         if parts == ["indexes"] and method == "POST":

@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 import pytest
+from django.core import checks
 
 from merchant.checks import check_settings
 
@@ -36,3 +37,12 @@ def test_bad_settings_are_reported(settings, name, value, expected):
 def test_signing_key_is_never_echoed(settings):
     settings.MERCHANT_SIGNING_KEY = "-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----"
     assert all("secret-material" not in m.msg for m in check_settings())
+
+
+def test_a_meilisearch_url_without_a_key_is_warned_about(settings):
+    settings.MEILISEARCH_URL = "http://127.0.0.1:7700"
+    settings.MEILISEARCH_MASTER_KEY = ""
+    (warning,) = [m for m in check_settings() if m.id == "merchant.W003"]
+    assert warning.level == checks.WARNING and "falls back to the database" in warning.msg
+    settings.MEILISEARCH_MASTER_KEY = "masterKey123"
+    assert "merchant.W003" not in ids()

@@ -133,3 +133,19 @@ def test_search_ids_raises_backend_error(meili):
     meili.mode = "error"
     with pytest.raises(SearchBackendError, match="Meilisearch search failed"):
         meili_module.search_ids("x", limit=1)
+
+
+def test_without_a_key_no_authorization_header_is_sent(settings, catalogue):
+    """A Meilisearch started without a master key; MEILISEARCH_MASTER_KEY left empty. The client used to send
+    `Authorization: Bearer None`, which a keyed Meilisearch refuses (every search then fell back quietly)."""
+    from .meili_fake import FakeMeilisearch
+
+    fake = FakeMeilisearch(master_key=None).start()
+    try:
+        settings.MEILISEARCH_URL, settings.MEILISEARCH_MASTER_KEY = fake.url, ""
+        meili_module.rebuild()
+        result = product_search(keywords=["むぎぼー"], limit=5)
+        assert result.backend == "meilisearch" and result.fallback == []
+        assert fake.requests and {r["authorization"] for r in fake.requests} == {None}
+    finally:
+        fake.stop()

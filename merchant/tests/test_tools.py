@@ -159,3 +159,19 @@ def test_conflict_over_rpc_has_the_code_and_data(catalogue, http_post):
     error = response.json()["error"]
     assert error["code"] == 409
     assert error["data"]["insufficient_stock"][0]["available"] == 15
+
+
+def test_an_inactive_product_is_not_in_stock_where_a_cart_refuses_it(catalogue, http_post):
+    """The poster is off sale with stock left: build_cart_mandates refuses it (404), so check_inventory says 0."""
+    poster = catalogue["MUGIBO-POSTER-2024"]
+    assert not poster.active and poster.inventory_count > 0
+    checked = http_post("/mcp/tools/call", {"name": "check_inventory", "arguments": {"product_ids": [poster.pk]}})
+    assert checked.json() == {"inventory": {str(poster.pk): 0}}
+    built = http_post(
+        "/mcp/tools/call",
+        {
+            "name": "build_cart_mandates",
+            "arguments": {"cart_plan": {"items": [{"product_id": poster.pk, "quantity": 1}]}, "products": []},
+        },
+    )
+    assert built.status_code == 404

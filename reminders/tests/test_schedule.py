@@ -54,6 +54,9 @@ FIRST = datetime.datetime(2025, 9, 19, 7, 0, tzinfo=TOKYO)  # a Friday
         # Issue #24: FREQ=HOURLY and FREQ=YEARLY were accepted, the words refused.
         ("hourly", "FREQ=HOURLY", datetime.datetime(2025, 9, 19, 8, 0, tzinfo=TOKYO)),
         ("Yearly", "FREQ=YEARLY", datetime.datetime(2026, 9, 19, 7, 0, tzinfo=TOKYO)),
+        ("毎週月曜", "FREQ=WEEKLY;BYDAY=MO", datetime.datetime(2025, 9, 22, 7, 0, tzinfo=TOKYO)),
+        ("平日", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", datetime.datetime(2025, 9, 22, 7, 0, tzinfo=TOKYO)),
+        ("毎月", "FREQ=MONTHLY", datetime.datetime(2025, 10, 19, 7, 0, tzinfo=TOKYO)),
         ("FREQ=WEEKLY;BYDAY=MO,WE", "FREQ=WEEKLY;BYDAY=MO,WE", datetime.datetime(2025, 9, 22, 7, 0, tzinfo=TOKYO)),
         ("RRULE:freq=daily;interval=2", "FREQ=DAILY;INTERVAL=2", datetime.datetime(2025, 9, 21, 7, 0, tzinfo=TOKYO)),
     ],

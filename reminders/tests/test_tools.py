@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from mcpsite.mcp import dispatch
 from mcpsite.mcp.registry import CallContext
-from reminders.models import Event, Message, Profile, Reminder
+from reminders.models import Contact, Event, Message, Profile, Reminder
 
 from .conftest import future
 from .results import assert_error, assert_ok
@@ -98,16 +98,35 @@ def test_message_send_by_id_and_explicit_platform(call_tool, contacts, sms_outbo
     assert Message.objects.get(public_id=message_id).address == "+819011112222"
 
 
-def test_message_send_to_a_unique_partial_name(call_tool, contacts, sms_outbox):
-    message_id = assert_ok(call_tool("message.send", {"to": "suzuki", "text": "hi"}), "msg_")
-    message = Message.objects.get(public_id=message_id)
-    assert (message.contact, message.platform) == (contacts["taro"], "sms")
+@pytest.mark.parametrize("to", ["山田　花子", "山田 花子", "山田　 花子", " 山田花子 ", "山田  花子"])
+def test_message_send_finds_a_whole_name_written_with_spaces(call_tool, contacts, to):
+    message_id = assert_ok(call_tool("message.send", {"to": to, "text": "hi"}), "msg_")
+    assert Message.objects.get(public_id=message_id).contact == contacts["hanako"]
 
 
-def test_message_send_ambiguous_names_the_candidates(call_tool, contacts):
-    text = assert_error(call_tool("message.send", {"to": "taro", "text": "hi"}))
+def test_message_send_whole_name_folds_width_and_case(call_tool, contacts, sms_outbox):
+    message_id = assert_ok(call_tool("message.send", {"to": "ＴＡＲＯ　ｓｕｚｕｋｉ", "text": "hi"}), "msg_")
+    assert Message.objects.get(public_id=message_id).contact == contacts["taro"]
+
+
+@pytest.mark.parametrize(("to", "candidates"), [("suzuki", ["taro"]), ("子", ["hanako"]), ("a", ["taro", "taro2"])])
+def test_message_send_refuses_part_of_a_name_and_names_the_candidates(call_tool, contacts, to, candidates):
+    text = assert_error(call_tool("message.send", {"to": to, "text": "hi"}))
+    assert f"No contact matches '{to}'" in text and "whole name or the id" in text
+    assert all(f"{contacts[c].name} ({contacts[c].public_id})" in text for c in candidates)
+    assert not Message.objects.exists()
+
+
+def test_message_send_error_shows_a_full_width_space_as_itself(call_tool, contacts):
+    text = assert_error(call_tool("message.send", {"to": "山田　太郎", "text": "hi"}))
+    assert "'山田　太郎'" in text and "\\u3000" not in text
+
+
+def test_message_send_ambiguous_names_the_candidates(call_tool, contacts, owner):
+    namesake = Contact.objects.create(owner=owner, name="山田　花子", email="other-hanako@example.com")
+    text = assert_error(call_tool("message.send", {"to": "山田花子", "text": "hi"}))
     assert "matches several contacts" in text
-    assert contacts["taro"].public_id in text and contacts["taro2"].public_id in text
+    assert contacts["hanako"].public_id in text and namesake.public_id in text
     assert not Message.objects.exists()
 
 
@@ -157,6 +176,50 @@ def test_reminder_create_once_and_repeating(call_tool, owner):
     first, second = Reminder.objects.get(public_id=once), Reminder.objects.get(public_id=weekly)
     assert first.next_fire_at == when and first.rrule == "" and first.owner == owner
     assert second.rrule == "FREQ=WEEKLY;BYDAY=MO,WE" and second.repeat == "FREQ=WEEKLY;BYDAY=MO,WE"
+
+
+@pytest.mark.parametrize(
+    ("repeat", "rule"),
+    [
+        ("毎日", "FREQ=DAILY"),
+        ("毎週", "FREQ=WEEKLY"),
+        ("毎週月曜", "FREQ=WEEKLY;BYDAY=MO"),
+        ("毎週水曜日", "FREQ=WEEKLY;BYDAY=WE"),
+        ("毎週　金曜", "FREQ=WEEKLY;BYDAY=FR"),
+        ("毎週日", "FREQ=WEEKLY;BYDAY=SU"),
+        ("平日", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"),
+        ("毎月", "FREQ=MONTHLY"),
+        ("毎年", "FREQ=YEARLY"),
+        ("毎時", "FREQ=HOURLY"),
+    ],
+)
+def test_reminder_create_japanese_repeat_words(call_tool, repeat, rule):
+    reminder_id = assert_ok(
+        call_tool("reminder.create", {"time": future().isoformat(), "note": "薬を飲む", "repeat": repeat}), "rem_"
+    )
+    reminder = Reminder.objects.get(public_id=reminder_id)
+    assert (reminder.rrule, reminder.repeat) == (rule, repeat)
+
+
+def test_reminder_create_iso_basic_format(call_tool):
+    when = future()
+    basic = when.strftime("%Y%m%dT%H%M%S%z")  # 20250919T070000+0900
+    reminder = Reminder.objects.get(
+        public_id=assert_ok(call_tool("reminder.create", {"time": basic, "note": "n"}), "rem_")
+    )
+    assert reminder.next_fire_at == when and reminder.tz == "+09:00"
+
+
+def test_calendar_create_iso_basic_format(call_tool):
+    event_id = assert_ok(
+        call_tool("calendar.create", {"title": "朝ラン", "start": "20250919T070000+0900", "duration_min": 30}), "evt_"
+    )
+    assert Event.objects.get(public_id=event_id).start_local.isoformat() == "2025-09-19T07:00:00+09:00"
+
+
+def test_a_time_without_a_time_of_day_names_the_accepted_forms(call_tool):
+    text = assert_error(call_tool("calendar.create", {"title": "a", "start": "20250919", "duration_min": 30}))
+    assert "2025-09-19T07:00:00+09:00" in text and "20250919T070000+0900" in text
 
 
 def test_reminder_create_without_offset_is_tokyo(call_tool):

@@ -5,7 +5,7 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 
-from reminders.models import Event
+from reminders.models import Event, Message
 
 from .ws_client import exchange, handshake
 
@@ -29,6 +29,14 @@ def test_seed_tool_execution_message_gets_the_seed_response(api_key, user):
     assert answer["result"]["status"] == "ok" and answer["result"]["id"].startswith("evt_")
     event = Event.objects.get(public_id=answer["result"]["id"])
     assert event.owner == user and event.start_local.isoformat() == "2025-09-19T07:00:00+09:00"
+
+
+def test_the_seed_example_in_iso_basic_format(api_key):
+    _key, raw = api_key
+    arguments = {"title": "朝ラン", "start": "20250919T070000+0900", "duration_min": 30}
+    (answer,), _ = exchange(raw, [{**SEED_MESSAGE, "params": {"name": "calendar.create", "arguments": arguments}}])
+    event = Event.objects.get(public_id=answer["result"]["id"])
+    assert event.start_local.isoformat() == "2025-09-19T07:00:00+09:00"
 
 
 def test_in_band_error_over_the_socket(api_key):
@@ -68,3 +76,17 @@ def test_a_refused_handshake_without_the_denial_extension_is_closed_unopened():
         return await communicator.receive_output(timeout=10)
 
     assert async_to_sync(run)()["type"] == "websocket.close"
+
+
+def _send(to):
+    return {**SEED_MESSAGE, "params": {"name": "message.send", "arguments": {"to": to, "text": "今から向かいます"}}}
+
+
+def test_message_send_over_the_socket_reaches_only_a_whole_name(api_key, contacts):
+    """A fragment of a name is refused with the candidates; the whole name, spaced any way, is the recipient."""
+    _key, raw = api_key
+    (fragment, spaced), _ = exchange(raw, [_send("子"), _send("山田　花子")])
+    assert fragment["result"]["status"] == "error" and set(fragment["result"]) == {"status", "error"}
+    assert f"山田花子 ({contacts['hanako'].public_id})" in fragment["result"]["error"]
+    assert spaced["result"]["status"] == "ok"
+    assert Message.objects.get().contact == contacts["hanako"]

@@ -45,6 +45,9 @@ DAILY_SHOWS = [
     ("t03", "15:00", "m005"),
     ("t03", "20:30", "m003"),
 ]
+# The seed's example flow books A1 and A3 of a スタームービー (m001) show; the demo keeps one still to come on the
+# day it is seeded, at least this far ahead, at a quarter to the hour (no daily show starts then).
+REPLAY_LEAD = datetime.timedelta(minutes=30)
 # The seed's fixed example day, kept as past history.
 SEED_DAY = datetime.date(2026, 2, 20)
 SEED_SHOWS = [("s001", "t01", "10:00", "12:00", "m001"), ("s002", "t02", "14:00", "16:00", "m001")]
@@ -62,7 +65,7 @@ class Command(BaseCommand):
         movies = {m.public_id: m for m in self._movies()}
         theaters = {t.public_id: t for t in self._theaters()}
         self._seed_day_history(movies, theaters)
-        created = self._week(movies, theaters, days)
+        created = self._week(movies, theaters, days) + self._replay_show(movies, theaters)
         booked = self._demo_bookings(days)
         self.stdout.write(
             f"cinema: {len(movies)} films, {len(theaters)} theaters, {created} new shows, {booked} new bookings"
@@ -138,6 +141,36 @@ class Command(BaseCommand):
                 )
                 created += new
         return created
+
+    def _replay_show(self, movies, theaters) -> int:
+        """A show of m001 later today, in a theater free then, when its daily shows are over or about to start, so
+        the seed's example flow (get_movie_list → get_show_schedule → get_seat_availability → reserve_seats A1, A3 →
+        get_reservation_details) can be replayed with today's date whenever the demo is seeded (not when the show
+        would start after midnight)."""
+        soon = timezone.localtime() + REPLAY_LEAD
+        today = timezone.localdate()
+        later = Schedule.objects.filter(movie=movies["m001"], date=today, start_time__gte=soon.time())
+        if soon.date() != today or later.exists():
+            return 0
+        start = soon.replace(minute=45, second=0, microsecond=0)
+        if start < soon:
+            start += datetime.timedelta(hours=1)
+        if start.date() != today:
+            return 0
+        end = start + datetime.timedelta(minutes=movies["m001"].duration)
+        for theater in theaters.values():
+            if not any(self._overlaps(show, start, end) for show in theater.schedules.filter(date=today)):
+                Schedule.objects.create(theater=theater, date=today, start_time=start.time(), movie=movies["m001"])
+                return 1
+        return 0
+
+    @staticmethod
+    def _overlaps(show: Schedule, start: datetime.datetime, end: datetime.datetime) -> bool:
+        begins = timezone.make_aware(datetime.datetime.combine(show.date, show.start_time))
+        ends = timezone.make_aware(datetime.datetime.combine(show.date, show.end_time))
+        if ends <= begins:  # runs past midnight
+            ends += datetime.timedelta(days=1)
+        return begins < end and start < ends
 
     def _demo_bookings(self, days) -> int:
         """A few bookings through the real service on upcoming shows that have none yet."""
