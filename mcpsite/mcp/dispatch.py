@@ -175,17 +175,23 @@ def validate(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResult:
     return call_next(call)
 
 
-def run(call: Call) -> ToolResult:
-    """The tool itself; a seed with an in-band error shape gets its failures as its result."""
-    spec, ctx = call.spec, call.ctx
+def in_band(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResult:
+    """A seed with an in-band error shape (geo, reminders) gets the failures of its arguments and of its tool as its
+    result (`render_error`); refusals before this stage (scopes) stay refusals."""
     try:
-        data = spec.func(call.arguments, ctx)
-        if spec.confirm and ctx.interaction.can_confirm() and not ctx.interaction.asked():
-            raise RuntimeError(f"{spec.name} declares confirm but finished without asking the user")
+        return call_next(call)
     except ApplicationError as exc:
-        if spec.render_error is None:
+        if call.spec.render_error is None:
             raise
-        return ToolResult(to_jsonable(spec.render_error(exc)), is_error=True, error=exc)
+        return ToolResult(to_jsonable(call.spec.render_error(exc)), is_error=True, error=exc)
+
+
+def run(call: Call) -> ToolResult:
+    """The tool itself."""
+    spec, ctx = call.spec, call.ctx
+    data = spec.func(call.arguments, ctx)
+    if spec.confirm and ctx.interaction.can_confirm() and not ctx.interaction.asked():
+        raise RuntimeError(f"{spec.name} declares confirm but finished without asking the user")
     if isinstance(data, Content):
         return ToolResult(to_jsonable(data.as_data()), content=data)
     meta = to_jsonable(spec.ui_meta(call.arguments, data)) if ctx.apps and spec.ui_meta is not None else None
@@ -195,7 +201,7 @@ def run(call: Call) -> ToolResult:
 # The stages every tool call passes, in order, on every transport, after the request was counted (`account`) and
 # its tool found; the last runs the tool. A cross-cutting concern of tool calls is one stage here
 # (docs/conventions.md, "Adding a stage").
-STAGES: list[Stage] = [authorize, validate]
+STAGES: list[Stage] = [authorize, in_band, validate]
 
 
 def _through(stages: list[Stage], call: Call) -> ToolResult:

@@ -263,17 +263,19 @@ def test_unknown_websocket_paths_are_refused_at_the_handshake(site, path):
 
 
 @pytest.mark.parametrize("header", [None, "Bearer mcp_not_a_key"])
-def test_websocket_without_valid_key_gets_401_and_is_closed(site, header):
+def test_websocket_without_valid_key_is_refused_at_the_handshake_with_401(site, header):
+    """uvicorn sends the ingress's refusal as the handshake's HTTP answer: no socket opens, no frame is read."""
+
     async def scenario():
         headers = {"Authorization": header} if header else {}
-        async with websockets.connect(_ws_url(site), additional_headers=headers) as ws:
-            await ws.send(json.dumps({"jsonrpc": "2.0", "id": "req_123", "method": "tools/list"}))
-            answer = json.loads(await ws.recv())
-            with pytest.raises(websockets.ConnectionClosed):
-                await ws.recv()
-            return answer
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            async with websockets.connect(_ws_url(site), additional_headers=headers):
+                pass
+        return refused.value.response
 
-    assert run(scenario) == {"jsonrpc": "2.0", "id": "req_123", "error": {"code": 401, "message": "Invalid API key"}}
+    response = run(scenario)
+    assert response.status_code == 401
+    assert json.loads(response.body)["error"]["code"] == 401
 
 
 def test_rate_limit_is_shared_by_two_server_processes(site):
@@ -327,7 +329,7 @@ def test_websocket_rate_limit_answers_429_on_the_socket(site):
     [
         (b"{not json", "application/json", 400),
         (b'{"jsonrpc":"2.0","id":1}', "application/json", 400),
-        (b"x" * 2_000_000, "application/json", 413),
+        (b"x" * 9_000_000, "application/json", 413),  # over /mcp's limit (geo's largest request)
     ],
 )
 def test_http_bad_input_gets_a_specific_error_not_a_500(site, body, content_type, expected_status):
@@ -362,7 +364,8 @@ def test_websocket_oversize_and_binary_messages_get_specific_errors(site):
     async def scenario():
         headers = {"Authorization": f"Bearer {site.key}"}
         async with websockets.connect(_ws_url(site), additional_headers=headers, max_size=None) as ws:
-            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 1_100_000}}))
+            pad = "x" * 9_000_000  # over /ws's limit (geo's largest request), under the test server's frame bound
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": pad}}))
             oversize = json.loads(await ws.recv())
             await ws.send(b"\x00\x01")
             binary = json.loads(await ws.recv())

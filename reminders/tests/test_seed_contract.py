@@ -13,6 +13,8 @@ docs/apps/reminders.md documents `platform`'s enum (`email` or `sms`), the seed'
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -20,7 +22,7 @@ from mcpsite.mcp import registry
 
 from .conftest import future
 from .results import assert_error, assert_ok
-from .ws_client import exchange
+from .ws_client import exchange, handshake
 
 SEED_PARAMETERS = {
     "calendar.create": {
@@ -166,7 +168,10 @@ def test_seed_tool_execution_message_and_response(api_key):
 
 @pytest.mark.django_db(transaction=True)
 def test_seed_authentication_error():
-    assert exchange("mcp_wrong", [SEED_TOOL_MESSAGE])[0] == [SEED_401]
+    """A bad key is refused at the handshake (no socket opens), with the seed's error in the refusal's body."""
+    start, body = handshake("mcp_wrong")
+    assert start["status"] == 401
+    assert {**json.loads(body["body"]), "id": SEED_401["id"]} == SEED_401
 
 
 @pytest.mark.django_db(transaction=True)
