@@ -471,6 +471,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
+        # The pool logs every failed reconnect while the database is down; each process logs the outage once
+        # (mcpsite.core.outage) instead.
+        "psycopg.pool": {"level": "ERROR"},
         # A line per tool call: for log pipelines (json); the plain console stays quiet.
         "mcpsite.calls": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
     },
