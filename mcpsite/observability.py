@@ -15,8 +15,10 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -161,7 +163,9 @@ def sample_database_pool() -> None:
 
 
 def start_sampler(stop: threading.Event) -> threading.Thread:
-    """A daemon thread sampling every SAMPLE_SECONDS until `stop` is set (the ASGI lifespan's end)."""
+    """A daemon thread sampling every SAMPLE_SECONDS until `stop` is set (the ASGI lifespan's end); first, the live
+    gauges of processes that died without their normal end are forgotten."""
+    forget_dead_processes()
 
     def run() -> None:
         while not stop.wait(SAMPLE_SECONDS):
@@ -173,6 +177,33 @@ def start_sampler(stop: threading.Event) -> threading.Thread:
     thread = threading.Thread(target=run, name="mcpsite-metrics-sampler", daemon=True)
     thread.start()
     return thread
+
+
+LIVE_GAUGE_FILE = re.compile(r"gauge_live\w*_(\d+)\.db")
+
+
+def forget_dead_processes() -> list[int]:
+    """Remove the live gauges of the processes that are gone (killed outright, so `process_ended` never ran for
+    them), as prometheus-client's `mark_process_dead` does for each; returns their pids. The directory is never
+    emptied: other processes of the site write there. Counters and histograms of ended processes stay, so the
+    sums never go down."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        return []
+    dead = set()
+    for path in Path(directory).glob("gauge_live*_*.db"):
+        if (match := LIVE_GAUGE_FILE.fullmatch(path.name)) is None:
+            continue
+        pid = int(match[1])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            dead.add(pid)
+        except PermissionError:
+            pass  # alive, under another user
+    for pid in dead:
+        mark_process_dead(pid)
+    return sorted(dead)
 
 
 def process_ended() -> None:

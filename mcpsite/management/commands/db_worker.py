@@ -21,7 +21,7 @@ from django_tasks_db.management.commands import db_worker
 from mcpsite.background import HeartbeatThread
 from mcpsite.core.outage import DEPENDENCY_ERRORS, Outage
 from mcpsite.models import Heartbeat
-from mcpsite.observability import process_ended
+from mcpsite.observability import forget_dead_processes, process_ended
 from mcpsite.services import task_results_recover_lost
 
 logger = logging.getLogger("mcpsite")
@@ -33,6 +33,7 @@ class Command(db_worker.Command):
     def handle(self, *args: Any, **options: Any) -> None:
         worker_id = options["worker_id"]
         outage = Outage(logger, f"Task worker {worker_id}")
+        forget_dead_processes()
         try:
             while True:
                 try:
