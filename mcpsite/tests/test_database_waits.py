@@ -3,21 +3,20 @@ lock gives its connection back while calls on other tables go on; pooled connect
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 from django.conf import settings
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, connection
 
 from mcpsite.checks import settings_problems
 from mcpsite.models import ApiKey, ToolCall
 
-on_postgres = (pytest.mark.postgres, pytest.mark.django_db(transaction=True))
+from .concurrency import held_in_another_transaction
 
 
-@on_postgres[0]
-@on_postgres[1]
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 def test_connections_carry_the_statement_and_lock_timeouts():
     with connection.cursor() as cursor:
         cursor.execute("SHOW statement_timeout")
@@ -28,39 +27,28 @@ def test_connections_carry_the_statement_and_lock_timeouts():
     assert settings.DATABASES["default"]["OPTIONS"]["pool"]["check"] is not None
 
 
-@on_postgres[0]
-@on_postgres[1]
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 def test_a_lock_held_on_one_table_fails_only_the_work_that_waits_for_it():
     """Another session holds ACCESS EXCLUSIVE on the audit table (a long migration, a manual LOCK): a query on it
     gives up after the lock timeout, and a query on another table answers at once."""
-    locked, release = threading.Barrier(2), threading.Event()
 
-    def hold():
-        try:
-            with transaction.atomic():
-                with connection.cursor() as cursor:
-                    cursor.execute(f"LOCK TABLE {ToolCall._meta.db_table} IN ACCESS EXCLUSIVE MODE")
-                locked.wait(timeout=30)
-                release.wait(timeout=30)
-        finally:
-            connection.close()
+    def lock_the_audit_table():
+        with connection.cursor() as cursor:
+            cursor.execute(f"LOCK TABLE {ToolCall._meta.db_table} IN ACCESS EXCLUSIVE MODE")
 
-    holder = threading.Thread(target=hold)
-    holder.start()
-    locked.wait(timeout=30)
-    try:
+    with held_in_another_transaction(lock_the_audit_table):
         with connection.cursor() as cursor:
             cursor.execute("SET lock_timeout = '500ms'")  # the 5 s default, shortened for the test
-        started = time.monotonic()
-        with pytest.raises(OperationalError, match="lock timeout"):
-            ToolCall.objects.count()
-        assert time.monotonic() - started < 5
-        assert ApiKey.objects.count() == 0  # another table: no wait
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET lock_timeout")
-        release.set()
-        holder.join(timeout=30)
+        try:
+            started = time.monotonic()
+            with pytest.raises(OperationalError, match="lock timeout"):
+                ToolCall.objects.count()
+            assert time.monotonic() - started < 5
+            assert ApiKey.objects.count() == 0  # another table: no wait
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
 
 
 def test_a_timeout_that_is_not_a_number_stops_the_checks(settings):

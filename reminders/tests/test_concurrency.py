@@ -1,17 +1,15 @@
 """Two db_workers and 200 reminders due at once: 200 deliveries, none twice; the message picker locks only the
 message (PostgreSQL)."""
 
-import contextlib
 import datetime
-import threading
 import time
 
 import pytest
 from django.contrib.auth.models import User
 from django.core import mail
-from django.db import connection, transaction
+from django.db import transaction
 
-from mcpsite.tests.concurrency import run_together
+from mcpsite.tests.concurrency import held_in_another_transaction, run_together
 from reminders import services
 from reminders.models import Message, Reminder, ReminderDelivery
 
@@ -69,29 +67,10 @@ def test_control_without_the_row_lock_reminders_are_delivered_twice(owner, monke
     assert ReminderDelivery.objects.count() <= 50
 
 
-@contextlib.contextmanager
 def owner_row_locked(owner):
     """Another transaction holds the owner's `auth_user` row (as any concurrent write for the same owner does) until
     the block ends: the interleaving under which the message picker used to pass the message by."""
-    locked, release = threading.Barrier(2), threading.Event()
-
-    def hold():
-        try:
-            with transaction.atomic():
-                User.objects.select_for_update().get(pk=owner.pk)
-                locked.wait(timeout=30)
-                release.wait(timeout=30)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    locked.wait(timeout=30)
-    try:
-        yield
-    finally:
-        release.set()
-        holder.join(timeout=30)
+    return held_in_another_transaction(lambda: User.objects.select_for_update().get(pk=owner.pk))
 
 
 def test_a_write_to_the_owners_row_does_not_delay_the_message(owner, contacts):
