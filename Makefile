@@ -15,7 +15,7 @@ PYTHON  ?= $(shell for c in python3 python3.13 python3.12 $$(ls -d $$HOME/.pyenv
 
 help:
 	@echo "make demo   - install, migrate, seed demo data, print an API key, serve on http://$(HOST):$(PORT)"
-	@echo "make serve  - production: migrate, collectstatic, uvicorn --workers \$$WORKERS (see docs/production.md)"
+	@echo "make serve  - migrate, collectstatic, uvicorn --workers \$$WORKERS (docs/production.md: the supervised recipe)"
 	@echo "make test   - every test on SQLite and on a throwaway PostgreSQL, plus the MCP conformance suite"
 	@echo "make lint   - ruff;  make bench - benchmarks (ratios)"
 
@@ -43,13 +43,13 @@ demo: venv messages
 # prepares a fresh database; N uvicorn worker processes serve it, stateless, behind any load balancer. Forwarded
 # headers are believed only from TRUSTED_PROXY_IPS (scripts/serve; default none).
 WORKERS ?= 2
-# Each worker writes its metrics under PROMETHEUS_MULTIPROC_DIR, emptied here before they start; /metrics sums them.
-METRICS_DIR ?= var/metrics
+# Each process writes its metrics under PROMETHEUS_MULTIPROC_DIR (scripts/serve sets it: var/metrics unless the
+# environment names one; give the task worker the same); /metrics sums them. Never emptied here: the task worker
+# may be writing there.
 serve: venv messages
 	@$(PY) manage.py migrate --noinput -v 0
 	@$(PY) manage.py collectstatic --noinput -v 0
-	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
-	@PROMETHEUS_MULTIPROC_DIR=$(abspath $(METRICS_DIR)) HOST=$(HOST) PORT=$(PORT) WORKERS=$(WORKERS) scripts/serve  # X-Forwarded-For only from $$TRUSTED_PROXY_IPS
+	@HOST=$(HOST) PORT=$(PORT) WORKERS=$(WORKERS) scripts/serve  # X-Forwarded-For only from $$TRUSTED_PROXY_IPS
 
 test: venv system-deps messages
 	@scripts/run-tests

@@ -27,6 +27,14 @@ def settings_problems() -> list[Problem]:
         problems.append(Problem("mcpsite.E004", "HTTP_BODY_TIMEOUT_S must be more than 0 and at most 600"))
     if not 0 < settings.MCP_REQUEST_STATE_TTL <= 86_400:
         problems.append(Problem("mcpsite.E005", "MCP_REQUEST_STATE_TTL must be more than 0 and at most 86400 (s)"))
+    for name in ("DATABASE_STATEMENT_TIMEOUT", "DATABASE_LOCK_TIMEOUT"):
+        raw = str(getattr(settings, name))
+        try:
+            valid = float(raw) >= 0
+        except ValueError:
+            valid = False
+        if not valid:
+            problems.append(Problem("mcpsite.E040", f"{name}={raw!r} must be a number of seconds, 0 or more"))
     return problems
 
 

@@ -156,3 +156,26 @@ class RateSlot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bucket} #{self.slot}"
+
+
+class Heartbeat(models.Model):
+    """The last sign of life of one long-running process (a task worker, the reminder scheduler).
+
+    Read by `/readyz` and `/metrics`, and by the recovery of task rows a dead worker left RUNNING.
+    """
+
+    class Kind(models.TextChoices):
+        TASK_WORKER = "task_worker", _("task worker")
+        SCHEDULER = "scheduler", _("scheduler")
+
+    name = models.CharField(_("name"), primary_key=True, max_length=100)  # the worker id, or scheduler@host:pid
+    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
+    started_at = models.DateTimeField(_("started at"))
+    beat_at = models.DateTimeField(_("last heartbeat"), db_index=True)
+
+    class Meta:
+        verbose_name = _("heartbeat")
+        verbose_name_plural = _("heartbeats")
+
+    def __str__(self) -> str:
+        return self.name

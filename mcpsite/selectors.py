@@ -1,14 +1,16 @@
-"""Platform reads: the tool-call audit log summarised for the staff dashboard."""
+"""Platform reads: the tool-call audit log summarised for the staff dashboard; the background processes' state."""
 
 from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
 
-from django.db.models import Case, Count, F, IntegerField, Q, Sum, Value, When
+from django.db.models import Case, Count, F, IntegerField, Max, Min, Q, Sum, Value, When
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult, get_date_max
 
 from .core.db import nearest_rank_p95
-from .models import ToolCall, ToolCallOutcome
+from .models import Heartbeat, ToolCall, ToolCallOutcome
 
 # A call answered with a question (input_required) did not fail: the user's answer comes in the next call.
 FAILED_OUTCOMES = [o for o in ToolCallOutcome.values if o not in (ToolCallOutcome.OK, ToolCallOutcome.INPUT_REQUIRED)]
@@ -48,3 +50,48 @@ def tool_call_stats(*, since: datetime.datetime, by: str) -> list[ToolCallStats]
         ToolCallStats(grp, int(n), int(n_failed), int(p95)) for grp, n, n_failed, p95 in nearest_rank_p95(histogram)
     ]
     return sorted(rows, key=lambda row: (-row.calls, str(row.key)))
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessesOfKind:
+    kind: str  # Heartbeat.Kind
+    alive: int  # processes that beat within the stale bound
+    last_beat_age: float | None  # seconds since the newest beat of any of them (None: none ever beat)
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundStatus:
+    processes: list[ProcessesOfKind]
+    queue_depth: int  # task rows due now and waiting for a worker
+    oldest_due_age: float  # seconds the oldest of them has been due (0 when none)
+    running: int  # task rows a worker holds now
+
+
+def background_status(*, stale: datetime.timedelta, now: datetime.datetime | None = None) -> BackgroundStatus:
+    """The task workers' and the scheduler's heartbeats and the task queue, as /readyz and /metrics report them."""
+    now = now or timezone.now()
+    beats = {
+        row["kind"]: row
+        for row in Heartbeat.objects.values("kind").annotate(
+            last=Max("beat_at"), alive=Count("pk", filter=Q(beat_at__gte=now - stale))
+        )
+    }
+    processes = [
+        ProcessesOfKind(
+            kind=kind,
+            alive=beats[kind]["alive"] if kind in beats else 0,
+            last_beat_age=(now - beats[kind]["last"]).total_seconds() if kind in beats else None,
+        )
+        for kind in Heartbeat.Kind.values
+    ]
+    # ready(): READY rows whose run_after has come, or that have none (stored as django-tasks-db's maximum date:
+    # such a row has been due since it was enqueued)
+    due_since = Case(When(run_after=get_date_max(), then=F("enqueued_at")), default=F("run_after"))
+    due = DBTaskResult.objects.ready().aggregate(depth=Count("pk"), oldest=Min(due_since))
+    oldest = due["oldest"]
+    return BackgroundStatus(
+        processes=processes,
+        queue_depth=due["depth"],
+        oldest_due_age=max((now - oldest).total_seconds(), 0.0) if oldest is not None else 0.0,
+        running=DBTaskResult.objects.running().count(),
+    )

@@ -1,19 +1,33 @@
-"""Platform writes: API keys."""
+"""Platform writes: API keys, the audit log's pruning, and the background processes' heartbeats and lost tasks."""
 
 from __future__ import annotations
 
+import datetime
+import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
+from django.tasks import TaskResultStatus
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from .core.scopes import tool_groups
-from .models import ApiKey, ToolCall
+from .models import ApiKey, Heartbeat, ToolCall
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+
+
+logger = logging.getLogger("mcpsite")
+
+# A background process beats every HEARTBEAT_SECONDS (the task worker) or every tick (the scheduler, 30 s by
+# default); one silent for HEARTBEAT_STALE is taken for dead: its RUNNING task rows are queued again, and /readyz and
+# /metrics report it stale.
+HEARTBEAT_SECONDS = 10.0
+HEARTBEAT_STALE = timedelta(seconds=90)
+HEARTBEAT_FORGET = timedelta(days=1)  # rows of processes silent this long are deleted
 
 
 class ScopeError(ValueError):
@@ -51,3 +65,64 @@ def tool_calls_prune(*, older_than_days: int) -> int:
     cutoff = timezone.now() - timedelta(days=older_than_days)
     deleted, _ = ToolCall.objects.filter(created_at__lt=cutoff).delete()
     return deleted
+
+
+def heartbeat_beat(
+    *, name: str, kind: str, started_at: datetime.datetime, now: datetime.datetime | None = None
+) -> None:
+    """Record that the background process `name` is alive now (one upsert)."""
+    now = now or timezone.now()
+    Heartbeat.objects.bulk_create(
+        [Heartbeat(name=name, kind=kind, started_at=started_at, beat_at=now)],
+        update_conflicts=True,
+        unique_fields=["name"],
+        update_fields=["beat_at", "started_at"],
+    )
+
+
+def heartbeat_end(*, name: str) -> None:
+    """A background process that stops normally says so (its RUNNING rows, if any, may be recovered at once)."""
+    Heartbeat.objects.filter(name=name).delete()
+
+
+def task_results_recover_lost(*, abandoned_by: str | None = None, now: datetime.datetime | None = None) -> int:
+    """Queue again the task rows left RUNNING by a worker that is gone; returns how many.
+
+    django-tasks-db marks a row RUNNING when a worker claims it and never looks at it again: a worker killed
+    mid-task (kill -9, OOM, a host lost) would leave it RUNNING forever. A row is lost when its last worker has not
+    beaten for HEARTBEAT_STALE (or never did), or when `abandoned_by` names that worker: a worker that lost the
+    database mid-task and is starting over. The site's tasks are idempotent (each delivery holds its own lease), so
+    running one again sends nothing twice.
+    """
+    now = now or timezone.now()
+    alive = set(
+        Heartbeat.objects.filter(kind=Heartbeat.Kind.TASK_WORKER, beat_at__gte=now - HEARTBEAT_STALE).values_list(
+            "name", flat=True
+        )
+    )
+    candidates = DBTaskResult.objects.running().values_list("pk", "worker_ids", "started_at")
+    lost = [
+        pk
+        for pk, worker_ids, started_at in candidates
+        if (last := (worker_ids or [""])[-1]) == abandoned_by
+        or (last not in alive and (started_at is None or started_at < now - HEARTBEAT_STALE))
+    ]
+    if not lost:
+        Heartbeat.objects.filter(beat_at__lt=now - HEARTBEAT_FORGET).delete()
+        return 0
+    with transaction.atomic(durable=True):
+        # lock: the lost rows, so two recoveries (worker and scheduler) queue each once; a row a worker is finishing
+        # right now is skipped
+        rows = list(DBTaskResult.objects.running().filter(pk__in=lost).select_for_update(skip_locked=True))
+        for row in rows:
+            logger.warning(
+                "Task %s (%s) was left running by worker %s, which is gone; queued again",
+                row.pk,
+                row.task_path,
+                (row.worker_ids or ["?"])[-1],
+            )
+        DBTaskResult.objects.filter(pk__in=[row.pk for row in rows]).update(
+            status=TaskResultStatus.READY, started_at=None
+        )
+        Heartbeat.objects.filter(beat_at__lt=now - HEARTBEAT_FORGET).delete()
+    return len(rows)

@@ -97,9 +97,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "rest_framework",
+    "mcpsite",  # before django_tasks_db: its db_worker command wraps the library's (mcpsite/management/commands)
     "mcpsite.apps.TasksDbConfig",  # django_tasks_db and axes under names the staff's language can translate
     "mcpsite.apps.AxesConfig",
-    "mcpsite",
     "cinema",
     "ledger",
     "geo",
@@ -182,6 +182,31 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # migration's) cannot be prepared. Off behind a transaction-mode pooler that does not track prepared
         # statements (PgBouncer before 1.21, or with max_prepared_statements 0).
         DATABASES["default"]["OPTIONS"] |= {"server_side_binding": True, "prepare_threshold": 1}
+# Bounded waits on PostgreSQL (docs/production.md, "Timeouts"): a statement runs at most DATABASE_STATEMENT_TIMEOUT
+# seconds and waits at most DATABASE_LOCK_TIMEOUT for a lock (0: no limit), set on each connection by libpq's
+# `options`. The lock timeout stays below the pool's wait (10 s): calls queued behind a table's lock give their
+# connections back before calls that never touch that table give up waiting for one. A pooled connection is checked
+# before it is lent (after a restart of PostgreSQL every idle one is dead; unchecked, each would fail one call).
+DATABASE_STATEMENT_TIMEOUT = env_raw("DATABASE_STATEMENT_TIMEOUT", "30")
+DATABASE_LOCK_TIMEOUT = env_raw("DATABASE_LOCK_TIMEOUT", "5")
+
+
+def _milliseconds(raw: str) -> int | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None  # the system check (mcpsite.E040) names it
+    return round(value * 1000) if value >= 0 else None
+
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    from psycopg_pool import ConnectionPool
+
+    DATABASES["default"]["OPTIONS"]["pool"]["check"] = ConnectionPool.check_connection
+    _waits = {"statement_timeout": DATABASE_STATEMENT_TIMEOUT, "lock_timeout": DATABASE_LOCK_TIMEOUT}
+    DATABASES["default"]["OPTIONS"]["options"] = " ".join(
+        f"-c {name}={ms}" for name, raw in _waits.items() if (ms := _milliseconds(str(raw))) is not None
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = None  # one connection per thread for the thread's life
     # IMMEDIATE takes the write lock at BEGIN, so concurrent writers queue instead of failing on
@@ -449,6 +474,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
+        # The pool logs every failed reconnect while the database is down; each process logs the outage once
+        # (mcpsite.core.outage) instead.
+        "psycopg.pool": {"level": "ERROR"},
         # A line per tool call: for log pipelines (json); the plain console stays quiet.
         "mcpsite.calls": {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"},
     },

@@ -2,11 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 
 from .mcp import views
-from .observability import metrics
+from .observability import metrics, readyz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("metrics", metrics, name="metrics"),
     path("rpc", views.JsonRpcView.as_view(), name="rpc"),
     path("mcp/tools/list", views.RestToolsListView.as_view(), name="rest-tools-list"),

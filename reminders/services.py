@@ -173,6 +173,12 @@ def _enqueue_message(message_id: int) -> None:
     deliver_message.enqueue(message_id=message_id)
 
 
+def message_id_header(message: Message) -> str:
+    """The message's `Message-ID`: one per message, whatever attempt sends it, so a recipient whose mail arrives
+    twice (a worker that died after the send and before recording it) can drop the copy."""
+    return f"<{message.public_id}@mcpsite>"
+
+
 def _send_message(message: Message) -> None:
     if message.platform == Platform.SMS:
         sms.send_sms(to=message.address, text=message.text)
@@ -183,7 +189,7 @@ def _send_message(message: Message) -> None:
         body=message.text,
         to=[message.address],
         reply_to=[message.owner.email] if message.owner.email else None,
-        headers={"Message-ID": f"<{message.public_id}.{message.attempts}@mcpsite>"},
+        headers={"Message-ID": message_id_header(message)},
     ).send()
 
 
@@ -191,9 +197,13 @@ def message_deliver(*, message_id: int, now: datetime.datetime | None = None) ->
     """Send one queued message (the task's body). Returns its final status, or None if not ours to send."""
     now = now or timezone.now()
     with transaction.atomic(durable=True):
-        # lock: the message, so a duplicate task or the sweeper cannot send it a second time
+        # lock: the message alone (OF self), so a duplicate task or the sweeper cannot send it a second time; the
+        # owner's row is only read: a concurrent write to it must not make SKIP LOCKED pass the message by
         message = (
-            Message.objects.select_for_update(skip_locked=True).select_related("owner").filter(pk=message_id).first()
+            Message.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("owner")
+            .filter(pk=message_id)
+            .first()
         )
         if message is None:
             return None

@@ -1,10 +1,9 @@
 """The rate limiter's own tables (mcpsite/core/limits.py), and on PostgreSQL its take as one stored function.
 
-The functions of migration 0007, which incremented counters inside the database cache's pickled rows, are dropped:
-rate limits no longer count in the cache.
+Rate limits no longer count in the database cache, but the functions of migration 0007 (`mcpsite_cache_incr`,
+`mcpsite_pickled_int`) stay: the previous release calls them on every request, and it keeps serving while this one
+rolls out (expand, then contract a release later: docs/production.md, "Upgrades").
 """
-
-import importlib
 
 from django.db import migrations, models
 
@@ -42,8 +41,6 @@ END $$
 """
 DROP_RATE_TAKE = "DROP FUNCTION IF EXISTS mcpsite_rate_take(text, integer, integer, double precision)"
 
-CACHE_FUNCTIONS = importlib.import_module("mcpsite.migrations.0007_cache_incr_function")
-
 
 class Migration(migrations.Migration):
     dependencies = [("mcpsite", "0008_toolcall_outcome_input_required")]
@@ -73,5 +70,4 @@ class Migration(migrations.Migration):
             ],
         ),
         RunSQLOn("postgresql", [RATE_TAKE], [DROP_RATE_TAKE]),
-        RunSQLOn("postgresql", CACHE_FUNCTIONS.DROP, [CACHE_FUNCTIONS.PICKLED_INT, CACHE_FUNCTIONS.CACHE_INCR]),
     ]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from mcpsite.core.db import has_one_writer
 
@@ -52,3 +53,28 @@ def needs_concurrent_writers() -> None:
 
     if has_one_writer(connection) and connection.is_in_memory_db():
         pytest.skip("concurrent writers need PostgreSQL or a SQLite file test database (SQLITE_TEST_NAME)")
+
+
+@contextlib.contextmanager
+def held_in_another_transaction(take: Callable[[], Any], *, timeout: float = 30) -> Iterator[None]:
+    """Run `take()` (which locks rows or a table) in a transaction of another thread, and hold its locks until the
+    block ends: the interleaving a concurrency test needs, in that order, every time."""
+    locked, release = threading.Barrier(2), threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                take()
+                locked.wait(timeout=timeout)
+                release.wait(timeout=timeout)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    locked.wait(timeout=timeout)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(timeout=timeout)

@@ -1,14 +1,17 @@
-"""Two db_workers and 200 reminders due at once: 200 deliveries, none twice (PostgreSQL)."""
+"""Two db_workers and 200 reminders due at once: 200 deliveries, none twice; the message picker locks only the
+message (PostgreSQL)."""
 
 import datetime
 import time
 
 import pytest
+from django.contrib.auth.models import User
 from django.core import mail
+from django.db import transaction
 
-from mcpsite.tests.concurrency import run_together
+from mcpsite.tests.concurrency import held_in_another_transaction, run_together
 from reminders import services
-from reminders.models import Reminder, ReminderDelivery
+from reminders.models import Message, Reminder, ReminderDelivery
 
 from .conftest import run_worker
 
@@ -62,3 +65,27 @@ def test_control_without_the_row_lock_reminders_are_delivered_twice(owner, monke
     assert len(ids) > len(set(ids)), "expected duplicate deliveries without the lock"
     # The unique constraint still keeps the history honest: one recorded delivery per occurrence.
     assert ReminderDelivery.objects.count() <= 50
+
+
+def owner_row_locked(owner):
+    """Another transaction holds the owner's `auth_user` row (as any concurrent write for the same owner does) until
+    the block ends: the interleaving under which the message picker used to pass the message by."""
+    return held_in_another_transaction(lambda: User.objects.select_for_update().get(pk=owner.pk))
+
+
+def test_a_write_to_the_owners_row_does_not_delay_the_message(owner, contacts):
+    message = services.message_send(owner=owner, to="山田花子", text="x")
+    with owner_row_locked(owner):
+        assert services.message_deliver(message_id=message.pk) == "sent"
+    assert len(mail.outbox) == 1
+
+
+def test_control_the_picker_locking_the_joined_owner_row_skips_the_message(owner, contacts):
+    """The picker's query without `of=("self",)`: FOR UPDATE locks the joined `auth_user` row too, so SKIP LOCKED
+    passes the message by while the owner's row is held."""
+    message = services.message_send(owner=owner, to="山田花子", text="x")
+    unscoped = Message.objects.select_for_update(skip_locked=True).select_related("owner").filter(pk=message.pk)
+    scoped = Message.objects.select_for_update(skip_locked=True, of=("self",)).select_related("owner")
+    with owner_row_locked(owner), transaction.atomic():
+        assert unscoped.first() is None
+        assert scoped.filter(pk=message.pk).first() == message

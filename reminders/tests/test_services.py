@@ -1,6 +1,7 @@
 """Delivery that really happens: messages by mail/SMS, reminders once each, late, retried, never lost."""
 
 import datetime
+import json
 
 import pytest
 import requests
@@ -32,7 +33,7 @@ def test_email_message_is_sent_after_commit_by_the_task(
     assert len(mail.outbox) == 1
     sent = mail.outbox[0]
     assert sent.to == ["hanako@example.com"] and sent.body == "今から向かいます"
-    assert sent.extra_headers["Message-ID"] == f"<{message.public_id}.1@mcpsite>"
+    assert sent.extra_headers["Message-ID"] == f"<{message.public_id}@mcpsite>"
 
 
 def test_nothing_is_sent_before_commit(owner, contacts, immediate_tasks, django_capture_on_commit_callbacks):
@@ -98,6 +99,27 @@ def test_a_dead_workers_message_is_requeued_after_its_lease(
     assert message.status == "sent" and message.attempts == 2 and len(mail.outbox) == 1
 
 
+def test_a_message_resent_after_a_crash_carries_the_first_attempts_message_id(owner, contacts, monkeypatch):
+    """The worker dies after the send and before recording it; after its lease the message goes out again, and the
+    recipient can tell the copy by its Message-ID."""
+    message = services.message_send(owner=owner, to="山田花子", text="x")
+    real_send = services._send_message
+
+    def send_then_die(sending):
+        real_send(sending)
+        raise SystemExit("killed after the send")
+
+    monkeypatch.setattr(services, "_send_message", send_then_die)
+    with pytest.raises(SystemExit):
+        services.message_deliver(message_id=message.pk)
+    monkeypatch.setattr(services, "_send_message", real_send)
+    after_the_lease = datetime.datetime.now(datetime.UTC) + services.LEASE + datetime.timedelta(seconds=1)
+    assert services.message_deliver(message_id=message.pk, now=after_the_lease) == "sent"
+    first, second = (m.extra_headers["Message-ID"] for m in mail.outbox)
+    assert first == second == f"<{message.public_id}@mcpsite>"
+    assert Message.objects.get(pk=message.pk).attempts == 2
+
+
 # --- reminders ---------------------------------------------------------------------------------
 
 
@@ -155,6 +177,30 @@ def test_a_worker_that_dies_mid_delivery_leaves_it_for_later(owner, monkeypatch)
     assert services.reminders_deliver_due(now=due + datetime.timedelta(minutes=1)) == 0  # the lease still holds
     assert services.reminders_deliver_due(now=due + datetime.timedelta(minutes=6)) == 1  # expired: picked up
     assert len(mail.outbox) == 1 and reminder.deliveries.get().late
+
+
+@responses.activate
+def test_a_reminder_resent_after_a_crash_carries_the_first_attempts_keys(owner, monkeypatch):
+    """Sent, then the worker dies before recording: the occurrence goes out again after the lease with the same
+    Idempotency-Key (webhook) and Message-ID (email)."""
+    Profile.objects.create(owner=owner, webhook_url="https://hooks.example.com/remind")
+    responses.post("https://hooks.example.com/remind", status=204)
+    reminder = make_reminder(owner)
+    due = reminder.next_fire_at
+    real_send = services._send_reminder
+
+    def send_then_die(*args):
+        real_send(*args)
+        raise SystemExit("killed after the send")
+
+    monkeypatch.setattr(services, "_send_reminder", send_then_die)
+    with pytest.raises(SystemExit):
+        services.reminders_deliver_due(worker="dying", now=due)
+    monkeypatch.setattr(services, "_send_reminder", real_send)
+    assert services.reminders_deliver_due(now=due + datetime.timedelta(minutes=6)) == 1
+    keys = [call.request.headers["Idempotency-Key"] for call in responses.calls]
+    bodies = [json.loads(call.request.body)["delivery_key"] for call in responses.calls]
+    assert len(keys) == 2 and len(set(keys)) == 1 and bodies == keys
 
 
 def test_a_worker_whose_lease_ran_out_mid_send_does_not_record_the_delivery_again(owner, monkeypatch):
