@@ -380,6 +380,8 @@ DJANGO_REQUEST_THREADS = int(env_raw("DJANGO_REQUEST_THREADS", 64))
 # MCP_AUDIT_BUFFER_ROWS waiting: the most a killed process can lose (mcpsite.mcp.audit.AuditBuffer).
 MCP_AUDIT_FLUSH_SECONDS = float(env_raw("MCP_AUDIT_FLUSH_SECONDS", 1.0))
 MCP_AUDIT_BUFFER_ROWS = int(env_raw("MCP_AUDIT_BUFFER_ROWS", 500))
+# Rows kept for a later write while the database does not answer; the oldest past it are dropped (and counted).
+MCP_AUDIT_RETAIN_ROWS = int(env_raw("MCP_AUDIT_RETAIN_ROWS", 20 * MCP_AUDIT_BUFFER_ROWS))
 # Bearer tokens that are not API keys: dotted paths to `f(*, raw_token, url) -> principal | None` (mcpsite/mcp/auth.py).
 MCP_TOKEN_AUTHENTICATORS = ["mcpsite_oauth.services.access_token_authenticate"]
 DATA_UPLOAD_MAX_MEMORY_SIZE = MCP_MAX_BODY_BYTES

@@ -25,6 +25,9 @@ TOOL_CALLS = Counter(
 TOOL_CALL_SECONDS = Histogram(
     "mcpsite_tool_call_seconds", "Time to answer a tool call, by tool.", ["tool"], buckets=SECONDS
 )
+AUDIT_ROWS_DROPPED = Counter(
+    "mcpsite_audit_rows_dropped", "Audit rows dropped past MCP_AUDIT_RETAIN_ROWS while the database did not answer."
+)
 RATE_LIMITED = Counter("mcpsite_rate_limited", "Requests refused by a rate limit, by reason.", ["reason"])
 CONFIRMATIONS = Counter(
     "mcpsite_confirmations",

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from mcpsite.core import metrics
 from mcpsite.core.db import commit_without_flush_wait, insert_rows
+from mcpsite.core.outage import DEPENDENCY_ERRORS, Outage
 from mcpsite.models import ToolCall
 
 from .registry import CallContext
@@ -70,7 +71,10 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
     if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
         audit_buffer.add(row)
     else:
-        _audit_write([row])
+        try:
+            _audit_write([row])
+        except DEPENDENCY_ERRORS:
+            audit_buffer.add(row)  # written by the buffer's thread once the database answers
 
 
 class AuditRow(NamedTuple):
@@ -90,11 +94,15 @@ class AuditRow(NamedTuple):
 
 
 def _audit_write(rows: list[AuditRow]) -> None:
+    """Write `rows`; a dependency that does not answer raises (the caller keeps them), anything else is logged and
+    the rows dropped: the audit must never turn a finished call into a failure."""
     try:
         with transaction.atomic():
             commit_without_flush_wait()
             insert_rows(ToolCall, AuditRow._fields, rows)
-    except Exception:  # the audit must never turn a finished call into a failure
+    except DEPENDENCY_ERRORS:
+        raise
+    except Exception:
         logger.exception("Could not record %d tool call(s), e.g. request %s", len(rows), rows[0].request_id)
 
 
@@ -105,12 +113,15 @@ class AuditBuffer:
     MCP_AUDIT_FLUSH_SECONDS, and never more than MCP_AUDIT_BUFFER_ROWS: a call that fills the buffer writes it
     before it answers. So a process killed outright (kill -9, OOM) loses at most the rows of its last
     MCP_AUDIT_FLUSH_SECONDS, and at most MCP_AUDIT_BUFFER_ROWS; a normal shutdown (SIGTERM) writes them all.
+    While the database does not answer, rows are kept and written when it does: at most MCP_AUDIT_RETAIN_ROWS, the
+    oldest dropped past it (counted in mcpsite_audit_rows_dropped_total).
     """
 
     def __init__(self) -> None:
         self._rows: list[AuditRow] = []
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._outage = Outage(logger, "Audit")
 
     def add(self, row: AuditRow) -> None:
         with self._lock:
@@ -126,12 +137,29 @@ class AuditBuffer:
         return len(self._rows)
 
     def flush(self) -> int:
-        """Write every buffered row now; returns how many."""
+        """Write every buffered row now; returns how many were written."""
         with self._lock:
             rows, self._rows = self._rows, []
-        if rows:
+        if not rows:
+            return 0
+        try:
             _audit_write(rows)
+        except DEPENDENCY_ERRORS as exc:
+            self._keep(rows, exc)
+            return 0
+        self._outage.up()
         return len(rows)
+
+    def _keep(self, rows: list[AuditRow], exc: BaseException) -> None:
+        """Put unwritten rows back before those buffered since, within MCP_AUDIT_RETAIN_ROWS."""
+        self._outage.down(exc)
+        with self._lock:
+            kept = rows + self._rows
+            overflow = len(kept) - settings.MCP_AUDIT_RETAIN_ROWS
+            if overflow > 0:
+                kept = kept[overflow:]
+                metrics.AUDIT_ROWS_DROPPED.inc(overflow)
+            self._rows = kept
 
     def _run(self) -> None:
         while True:

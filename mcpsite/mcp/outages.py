@@ -11,6 +11,7 @@ import time
 from django.db import DatabaseError
 
 from mcpsite.core.errors import ServiceUnavailable
+from mcpsite.core.outage import DEPENDENCY_ERRORS
 
 logger = logging.getLogger("mcpsite.mcp")
 
@@ -23,19 +24,11 @@ _lock = threading.Lock()
 
 
 def dependency_of(exc: BaseException) -> str | None:
-    """The dependency `exc` says is not answering ("database", "cache"), or None for any other failure."""
-    if type(exc).__module__.split(".")[0] == "redis":
-        return "cache"
-    if isinstance(exc, DatabaseError) and not _is_data_error(exc):
-        return "database"
-    return None
-
-
-def _is_data_error(exc: DatabaseError) -> bool:
-    """A failure of the statement itself (a constraint, bad data, a bug): not an outage."""
-    from django.db import DataError, IntegrityError, ProgrammingError
-
-    return isinstance(exc, DataError | IntegrityError | ProgrammingError)
+    """The dependency `exc` says is not answering ("database", "cache"), or None for any other failure
+    (mcpsite.core.outage.DEPENDENCY_ERRORS: a constraint, bad data or a bug is never an outage)."""
+    if not isinstance(exc, DEPENDENCY_ERRORS):
+        return None
+    return "database" if isinstance(exc, DatabaseError) else "cache"
 
 
 def unavailable(exc: BaseException) -> ServiceUnavailable | None:

@@ -460,6 +460,37 @@ def test_deferred_audit_rows_wait_at_most_the_buffer(call_tool, settings):
     assert ToolCall.objects.filter(tool="test_echo", outcome="ok").count() == 12
 
 
+def test_audit_rows_wait_out_a_database_outage_within_the_retention(call_tool, settings, monkeypatch, caplog):
+    """Rows the database could not take are kept and written when it answers again (one log line per outage);
+    past MCP_AUDIT_RETAIN_ROWS the oldest are dropped. Control: another failure drops the batch, as before."""
+    from django.db import OperationalError
+
+    settings.MCP_AUDIT_FLUSH_SECONDS = 3600
+    settings.MCP_AUDIT_BUFFER_ROWS = 100
+    settings.MCP_AUDIT_RETAIN_ROWS = 3
+    real_insert = audit.insert_rows
+
+    def down(*_args):
+        raise OperationalError("the database system is shutting down")
+
+    monkeypatch.setattr(audit, "insert_rows", down)
+    for n in range(4):
+        call_tool("test_echo", {"text": str(n)})
+        assert audit.audit_buffer.flush() == 0
+    assert audit.audit_buffer.pending() == 3  # the oldest one dropped
+    assert len([r for r in caplog.records if "dependency is unavailable" in r.getMessage()]) == 1
+    monkeypatch.setattr(audit, "insert_rows", real_insert)
+    assert audit.audit_buffer.flush() == 3 and ToolCall.objects.filter(tool="test_echo").count() == 3
+
+    def broken(*_args):
+        raise ValueError("not an outage")
+
+    monkeypatch.setattr(audit, "insert_rows", broken)
+    call_tool("test_echo", {"text": "lost"})
+    audit.audit_buffer.flush()
+    assert audit.audit_buffer.pending() == 0 and ToolCall.objects.filter(tool="test_echo").count() == 3
+
+
 # --- several processes and hosts (real uvicorn processes) ----------------------------------------
 
 
