@@ -18,6 +18,7 @@ from .checks import startup_refusal
 from .core.scopes import server_info, tool_groups
 from .django_asgi import DjangoASGI
 from .guard import RequestGuard
+from .mcp import shutdown
 from .mcp.http import McpHttpApp, mcp_groups_for_path
 from .mcp.websocket import McpWebSocketConsumer
 from .observability import process_ended, start_sampler
@@ -74,6 +75,7 @@ class Application:
         if (refusal := await sync_to_async(startup_refusal, thread_sensitive=False)()) is not None:
             await send({"type": "lifespan.startup.failed", "message": refusal})
             return
+        shutdown.install()  # a stop ends the listen streams at once
         sampling = threading.Event()
         start_sampler(sampling)
         async with contextlib.AsyncExitStack() as stack:

@@ -26,7 +26,7 @@ from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
 from mcpsite.models import ToolCall
 
-from . import audit, calls, content, dispatch, prompts, resources, subscriptions, threads
+from . import audit, calls, content, dispatch, prompts, resources, shutdown, subscriptions, threads
 from .completion import completion_run
 from .interaction import InputRequired
 from .registry import CallContext
@@ -202,7 +202,8 @@ def listen_handler(context_for: ContextFactory) -> Any:
         notifications = requested.model_copy(update={"resource_subscriptions": uris or None})
         metrics.LISTEN_STREAMS.inc()
         try:
-            with anyio.move_on_after(settings.MCP_LISTEN_MAX_SECONDS):
+            # Ended gracefully at the end of its lifetime, or at once when the server is told to stop.
+            with anyio.move_on_after(settings.MCP_LISTEN_MAX_SECONDS) as lifetime, shutdown.ending_on_stop(lifetime):
                 return await sdk_handler(ctx, params.model_copy(update={"notifications": notifications}))
         finally:
             metrics.LISTEN_STREAMS.dec()

@@ -97,6 +97,48 @@ def test_sigterm_ends_the_server_within_its_graceful_timeout_when_a_call_does_no
     thread.join(60)
 
 
+def listen_in_background(url: str, key: str) -> tuple[threading.Thread, list]:
+    """A 2026-07-28 `subscriptions/listen` stream in a thread; the list gets each SSE data line, then "closed"."""
+    from .modern import envelope, routing_headers
+
+    message = envelope("L", "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    headers = {k.decode(): v.decode() for k, v in routing_headers(message)}
+    headers.update({"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
+    lines: list = []
+
+    def listen() -> None:
+        try:
+            with httpx2.stream("POST", f"{url}/mcp", json=message, headers=headers, timeout=60) as response:
+                lines.extend(json.loads(line[5:]) for line in response.iter_lines() if line.startswith("data:"))
+            lines.append("closed")
+        except httpx2.HTTPError as exc:
+            lines.append(exc)
+
+    thread = threading.Thread(target=listen)
+    thread.start()
+    return thread, lines
+
+
+def test_sigterm_ends_listen_streams_with_their_result_and_lets_calls_finish(site):
+    """A listen stream may live an hour: SIGTERM ends it at once with the listen result (the client re-listens
+    elsewhere), the call in flight still answers, and the server exits well within its graceful timeout."""
+    _SlowGaluchat.delay = 2.0
+    url = serve(site)
+    server = site.processes[-1]
+    listening, lines = listen_in_background(url, site.key)
+    time.sleep(1.5)  # acknowledged and open
+    calling, outcome = call_in_background(url, site.key)
+    time.sleep(0.5)
+    started = time.monotonic()
+    server.send_signal(signal.SIGTERM)
+    listening.join(10)
+    assert lines[-1] == "closed" and lines[-2]["id"] == "L" and "result" in lines[-2], lines
+    calling.join(30)
+    assert outcome[0].status_code == 200 and "result" in outcome[0].json()
+    assert server.wait(timeout=20) in (0, -signal.SIGTERM)
+    assert time.monotonic() - started < 4  # GRACEFUL_SHUTDOWN_SECONDS: the stream did not hold it up
+
+
 def test_serve_sums_the_task_workers_metrics_and_keeps_its_files(site):
     directory = Path(site.env["MCPSITE_VAR_DIR"]) / "metrics"
     directory.mkdir(exist_ok=True)
