@@ -230,7 +230,7 @@ def account(ctx: CallContext, tool: Any = None) -> None:
     anything else is done for it. Past the key's rate: RateLimited with the key's `Retry-After`; a refused tools/call
     (`tool`: its name) is audited as rate-limited."""
     api_key = ctx.api_key
-    if api_key is None or not over_api_key_rate(api_key):
+    if api_key is None or not _over_rate(api_key):
         return
     metrics.rate_limited("api_key")
     refused = RateLimited(retry_after=api_key_retry_after(api_key))
@@ -240,6 +240,17 @@ def account(ctx: CallContext, tool: Any = None) -> None:
         spec = registry.get(tool) if isinstance(tool, str) else None
         frame.group = spec.group if spec is not None else ""
         raise refused
+
+
+def _over_rate(api_key) -> bool:
+    """Count one request of the key; a limiter that cannot count (Redis or the database not answering) refuses it
+    with 503: the limits fail closed (docs/production.md)."""
+    try:
+        return over_api_key_rate(api_key)
+    except Exception as exc:
+        if (refusal := unavailable(exc)) is not None:
+            raise refusal from None
+        raise
 
 
 def record_refused_call(ctx: CallContext, name: Any, error_code: str) -> None:

@@ -158,3 +158,20 @@ async def test_a_credential_lookup_the_database_cannot_answer_is_503(api_key, mo
         status, headers, body = await request(app, raw, PING)
     assert status == 503 and headers[b"retry-after"] == b"5"
     assert json.loads(body)["error"]["code"] == 503
+
+
+@pytest.mark.django_db
+def test_a_limiter_that_cannot_count_refuses_with_503_on_every_door(rpc, http_post, monkeypatch):
+    """Redis (or the database) down under the limiter: the request is refused in the door's shape, fail closed."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from mcpsite.mcp import dispatch
+
+    def down(_api_key):
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(dispatch, "over_api_key_rate", down)
+    answer = rpc.post(PING)
+    assert answer.status_code == 503 and answer.json()["error"]["code"] == 503 and answer["Retry-After"] == "5"
+    rest = http_post("/mcp/tools/list", {})
+    assert rest.status_code == 503 and rest.json()["error"]["code"] == 503
