@@ -212,20 +212,44 @@ def listen_handler(context_for: ContextFactory) -> Any:
     return on_subscriptions_listen
 
 
-def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) -> dict[str, Any]:
-    """The `Server(...)` keyword arguments for resources, prompts and completion. `subscriptions_enabled` only where
-    the transport keeps a session to notify (stdio, stateful HTTP): the capability then says subscribe=true."""
+def _prompt(name: str, call_ctx: CallContext, groups: list[str] | None) -> prompts.PromptSpec:
+    not_found = MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}")
+    spec = prompts.get(name)
+    if spec is None:
+        raise not_found
+    _check_group(spec.group, call_ctx, groups, not_found)
+    return spec
 
-    async def on_list_resources(ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        call_ctx, groups = context_for(ctx)
+
+def _completer(ref, argument: str, call_ctx: CallContext, groups: list[str] | None):
+    """The argument's completer; None (nothing to suggest) for what this caller cannot see or that has none.
+    Never an error: clients ask while the user types, and the conformance suite asks about its own prompts."""
+    visible = _visible(call_ctx, groups)
+    if isinstance(ref, types.PromptReference):
+        spec = prompts.get(ref.name)
+        declared = spec.argument(argument) if spec is not None and spec.group in visible else None
+        return declared.complete if declared else None
+    template = resources.template(ref.uri)
+    return template.complete.get(argument) if template is not None and template.group in visible else None
+
+
+class FeatureHandlers:
+    """The server's handlers for resources, prompts and completion, for one transport's `context_for` (who calls, and
+    the endpoint's groups)."""
+
+    def __init__(self, context_for: ContextFactory) -> None:
+        self.context_for = context_for
+
+    async def on_list_resources(self, ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        call_ctx, groups = self.context_for(ctx)
         entries = await threads.in_worker_thread(_resource_entries)(call_ctx, _visible(call_ctx, groups))
         items, next_cursor = page(entries, params.cursor if params else None)
         return types.ListResourcesResult(resources=items, next_cursor=next_cursor)
 
     async def on_list_resource_templates(
-        ctx, params: types.PaginatedRequestParams | None
+        self, ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        call_ctx, groups = context_for(ctx)
+        call_ctx, groups = self.context_for(ctx)
         entries = [
             types.ResourceTemplate(
                 uri_template=s.uri_template,
@@ -240,8 +264,8 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         items, next_cursor = page(entries, params.cursor if params else None)
         return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=next_cursor)
 
-    async def on_read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        call_ctx, groups = context_for(ctx)
+    async def on_read_resource(self, ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        call_ctx, groups = self.context_for(ctx)
         try:
             spec, body = await threads.in_worker_thread(_read)(params.uri, call_ctx, groups)
         except MCPError as exc:
@@ -257,8 +281,8 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
                 result.update(ttlMs=spec.cache_ttl_ms, cacheScope="private")
         return types.ReadResourceResult.model_validate(result)
 
-    async def on_subscribe_resource(ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        call_ctx, groups = context_for(ctx)
+    async def on_subscribe_resource(self, ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        call_ctx, groups = self.context_for(ctx)
         spec, _variables = _find_resource(params.uri, call_ctx, groups)
         if not spec.subscribable:
             raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
@@ -272,12 +296,12 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
             connection.exit_stack.callback(subscriptions.hub.unsubscribe, params.uri, id(connection))
         return types.EmptyResult()
 
-    async def on_unsubscribe_resource(ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+    async def on_unsubscribe_resource(self, ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         subscriptions.hub.unsubscribe(params.uri, id(ctx.session._connection))
         return types.EmptyResult()
 
-    async def on_list_prompts(ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
-        call_ctx, groups = context_for(ctx)
+    async def on_list_prompts(self, ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        call_ctx, groups = self.context_for(ctx)
         entries = [
             types.Prompt(
                 name=s.name,
@@ -293,18 +317,10 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         items, next_cursor = page(entries, params.cursor if params else None)
         return types.ListPromptsResult(prompts=items, next_cursor=next_cursor)
 
-    def _prompt(name: str, call_ctx: CallContext, groups: list[str] | None) -> prompts.PromptSpec:
-        not_found = MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}")
-        spec = prompts.get(name)
-        if spec is None:
-            raise not_found
-        _check_group(spec.group, call_ctx, groups, not_found)
-        return spec
-
     async def on_get_prompt(
-        ctx, params: types.GetPromptRequestParams
+        self, ctx, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        call_ctx, groups = context_for(ctx)
+        call_ctx, groups = self.context_for(ctx)
         spec = _prompt(params.name, call_ctx, groups)
         arguments = {k: v for k, v in (params.arguments or {}).items() if v is not None}
         unknown = sorted(set(arguments) - {a.name for a in spec.arguments})
@@ -328,19 +344,8 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
         messages = [types.PromptMessage.model_validate({"role": "user", "content": block}) for block in blocks]
         return types.GetPromptResult(description=spec.description, messages=messages)
 
-    def _completer(ref, argument: str, call_ctx: CallContext, groups: list[str] | None):
-        """The argument's completer; None (nothing to suggest) for what this caller cannot see or that has none.
-        Never an error: clients ask while the user types, and the conformance suite asks about its own prompts."""
-        visible = _visible(call_ctx, groups)
-        if isinstance(ref, types.PromptReference):
-            spec = prompts.get(ref.name)
-            declared = spec.argument(argument) if spec is not None and spec.group in visible else None
-            return declared.complete if declared else None
-        template = resources.template(ref.uri)
-        return template.complete.get(argument) if template is not None and template.group in visible else None
-
-    async def on_completion(ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
-        call_ctx, groups = context_for(ctx)
+    async def on_completion(self, ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        call_ctx, groups = self.context_for(ctx)
         argument = params.argument
         completer = _completer(params.ref, argument.name, call_ctx, groups)
         context = dict(params.context.arguments or {}) if params.context else {}
@@ -349,14 +354,19 @@ def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) 
             completion=types.Completion(values=result.values, total=result.total, has_more=result.has_more)
         )
 
-    handlers = {
-        "on_list_resources": on_list_resources,
-        "on_list_resource_templates": on_list_resource_templates,
-        "on_read_resource": on_read_resource,
-        "on_list_prompts": on_list_prompts,
-        "on_get_prompt": on_get_prompt,
-        "on_completion": on_completion,
-    }
+
+def build_handlers(context_for: ContextFactory, *, subscriptions_enabled: bool) -> dict[str, Any]:
+    """The `Server(...)` keyword arguments for resources, prompts and completion. `subscriptions_enabled` only where
+    the transport keeps a session to notify (stdio, stateful HTTP): the capability then says subscribe=true."""
+    handlers = FeatureHandlers(context_for)
+    names = [
+        "on_list_resources",
+        "on_list_resource_templates",
+        "on_read_resource",
+        "on_list_prompts",
+        "on_get_prompt",
+        "on_completion",
+    ]
     if subscriptions_enabled:
-        handlers.update(on_subscribe_resource=on_subscribe_resource, on_unsubscribe_resource=on_unsubscribe_resource)
-    return handlers
+        names += ["on_subscribe_resource", "on_unsubscribe_resource"]
+    return {name: getattr(handlers, name) for name in names}

@@ -126,6 +126,11 @@ def _require_client_capabilities(spec: ToolSpec | None, declared: types.ClientCa
         )
 
 
+async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    """Tools log to the server's own log; accepting the level keeps clients that set it working."""
+    return types.EmptyResult()
+
+
 def build_server(context_for: ContextFactory, *, subscriptions: bool = False, info: ServerInfo | None = None) -> Server:
     """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP); `info`:
     the `serverInfo` it states (the site's by default; scopes.server_info)."""
@@ -154,10 +159,6 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
         result = await tool_call_result(calls.run_cancellable(call, interaction), spec)
         return types.CallToolResult.model_validate(result) if isinstance(result, dict) else result
-
-    async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        # Tools log to the server's own log; accepting the level keeps clients that set it working.
-        return types.EmptyResult()
 
     def principal(ctx) -> str | None:
         return requeststate.principal_of(request_context(ctx)[0])
