@@ -6,7 +6,6 @@ from mcpsite.mcp.prompts import PromptArgument, prompt
 from mcpsite.mcp.registry import CallContext
 
 from . import selectors
-from .tools import GROUP
 
 COMPLETIONS = 20
 
@@ -18,7 +17,6 @@ def complete_title(value: str, context: dict[str, str], ctx: CallContext) -> lis
 
 @prompt(
     name="book_seats_for_film",
-    group=GROUP,
     title="映画の座席を予約する",
     description="作品名から上映回を選び、空席を確認して座席を予約する手順。",
     arguments=[

@@ -36,7 +36,6 @@ def seat_map_uri(schedule_id: str) -> str:
     uri="mcpsite://cinema/movies",
     name="movies",
     title="映画カタログ",
-    group=GROUP,
     description="上映作品の一覧 (movie_id, title, genre, duration, rating, description, release_date)。",
 )
 def movie_catalogue(ctx: CallContext) -> str:
@@ -67,7 +66,6 @@ def _upcoming_seat_maps(ctx: CallContext) -> list[Instance]:
     uri_template=SEAT_MAP,
     name="seat-map",
     title="上映回の座席表",
-    group=GROUP,
     description=(
         "上映回の全座席と状態 (available / reserved / blocked)、空席数・予約数。get_seat_availability と同じ形。"
         "resources/subscribe すると座席が売れる・空くたびに notifications/resources/updated が届く"

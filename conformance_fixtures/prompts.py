@@ -8,12 +8,11 @@ from mcpsite.mcp.interaction import InputRequired, elicitation_request
 from mcpsite.mcp.prompts import PromptArgument, prompt
 from mcpsite.mcp.registry import CallContext
 
-from .tools import GROUP, PNG, answered, form
+from .tools import PNG, answered, form
 
 
 @prompt(
     name="test_simple_prompt",
-    group=GROUP,
     title="Simple Test Prompt",
     description="A simple prompt without arguments",
 )
@@ -23,7 +22,6 @@ def simple(arguments: dict[str, str]) -> str:
 
 @prompt(
     name="test_prompt_with_arguments",
-    group=GROUP,
     title="Prompt With Arguments",
     description="A prompt with required arguments",
     arguments=[PromptArgument("arg1", "First test argument"), PromptArgument("arg2", "Second test argument")],
@@ -34,7 +32,6 @@ def with_arguments(arguments: dict[str, str]) -> str:
 
 @prompt(
     name="test_prompt_with_embedded_resource",
-    group=GROUP,
     title="Prompt With Embedded Resource",
     description="A prompt that includes an embedded resource",
     arguments=[PromptArgument("resourceUri", "URI of the resource to embed")],
@@ -48,7 +45,6 @@ def with_embedded_resource(arguments: dict[str, str]) -> list[Block]:
 
 @prompt(
     name="test_prompt_with_image",
-    group=GROUP,
     title="Prompt With Image",
     description="A prompt that includes image content",
 )
@@ -58,7 +54,6 @@ def with_image(arguments: dict[str, str]) -> list[Block]:
 
 @prompt(
     name="test_input_required_result_prompt",
-    group=GROUP,
     title="Prompt That Asks First",
     description="Multi round-trip: asks the user for context, then renders with it",
     with_context=True,

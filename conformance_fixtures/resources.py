@@ -7,14 +7,13 @@ import json
 from mcpsite.mcp.registry import CallContext
 from mcpsite.mcp.resources import resource, resource_template
 
-from .tools import GROUP, PNG
+from .tools import PNG
 
 
 @resource(
     uri="test://static-text",
     name="static-text",
     title="Static Text Resource",
-    group=GROUP,
     description="A static text resource for testing",
     mime_type="text/plain",
 )
@@ -26,7 +25,6 @@ def static_text(ctx: CallContext) -> str:
     uri="test://static-binary",
     name="static-binary",
     title="Static Binary Resource",
-    group=GROUP,
     description="A static binary resource (image) for testing",
     mime_type="image/png",
 )
@@ -38,7 +36,6 @@ def static_binary(ctx: CallContext) -> bytes:
     uri="test://watched-resource",
     name="watched-resource",
     title="Watched Resource",
-    group=GROUP,
     description="A resource clients may subscribe to",
     mime_type="text/plain",
     subscribable=True,
@@ -51,7 +48,6 @@ def watched(ctx: CallContext) -> str:
     uri_template="test://template/{id}/data",
     name="template",
     title="Resource Template",
-    group=GROUP,
     description="A resource template with parameter substitution",
     mime_type="application/json",
 )

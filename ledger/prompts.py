@@ -30,7 +30,6 @@ def _month(value: str) -> tuple[datetime.date, datetime.date]:
 
 @prompt(
     name="month_end_check",
-    group=GROUP,
     title="月次決算チェック",
     description="指定月の試算・貸借対照表・損益計算書を確かめ、気になる科目の残高を調べる手順。",
     arguments=[

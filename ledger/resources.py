@@ -22,7 +22,6 @@ GROUP = "ledger"
     uri="mcpsite://ledger/accounts",
     name="chart-of-accounts",
     title="勘定科目表",
-    group=GROUP,
     description="勘定科目の一覧 (code, name, type, category, active)。list_accounts と同じ形。",
 )
 def chart_of_accounts(ctx: CallContext) -> str:
@@ -44,7 +43,6 @@ def complete_as_of(value: str, context: dict[str, str], ctx: CallContext) -> lis
     uri_template="mcpsite://ledger/balance-sheet/{asOfDate}",
     name="balance-sheet",
     title="貸借対照表（基準日）",
-    group=GROUP,
     description="asOfDate (YYYY-MM-DD) 時点の貸借対照表。generate_balance_sheet と同じ形。",
     complete={"asOfDate": complete_as_of},
 )

@@ -18,7 +18,6 @@ def complete_product_name(value: str, context: dict[str, str], ctx: CallContext)
 
 @prompt(
     name="gift_under_budget",
-    group=GROUP,
     title="予算内でギフトを選んでカートを作る",
     description="贈る相手と予算からギフトを探し、在庫を確かめて AP2 の CartMandate を作る手順。",
     arguments=[

@@ -29,7 +29,6 @@ def complete_product_id(value: str, context: dict[str, str], ctx: CallContext) -
     uri_template="mcpsite://merchant/products/{product_id}",
     name="product",
     title="商品",
-    group=GROUP,
     description="商品 1 件 (id, sku, name, description, price_cents, price_jpy, inventory_count, category, brand, "
     "image_url, refund_period_days)。search_products の 1 行と同じ形。",
     complete={"product_id": complete_product_id},

@@ -6,7 +6,6 @@ from mcpsite.mcp.prompts import PromptArgument, prompt
 from mcpsite.mcp.registry import CallContext
 
 from .schedule import REPEAT_WORDS
-from .tools import GROUP
 
 # Beyond the words, the RRULE forms people ask for most; reminder.create accepts any RFC 5545 rule.
 REPEAT_EXAMPLES = [
@@ -26,7 +25,6 @@ def complete_repeat(value: str, context: dict[str, str], ctx: CallContext) -> li
 
 @prompt(
     name="repeating_reminder",
-    group=GROUP,
     title="繰り返しリマインダーを設定する",
     description="内容・最初の時刻・繰り返しから reminder.create で繰り返しリマインダーを作る手順。",
     arguments=[

@@ -19,7 +19,6 @@ from .tools import GROUP, MESSAGE_CARD, owner_required
     uri="mcpsite://reminders/calendar.ics",
     name="calendar",
     title="あなたのカレンダー (iCalendar)",
-    group=GROUP,
     description="API キーの持ち主の予定 (90 日前以降) と有効なリマインダー (繰り返しは RRULE) を RFC 5545 で。",
     mime_type="text/calendar",
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from mcpsite.core.scopes import tool_group_validate
+from mcpsite.core.scopes import module_tool_group, tool_group_validate
 
 from .completion import Completer
 from .content import Block
@@ -46,7 +46,7 @@ _prompts: dict[str, PromptSpec] = {}
 def prompt(
     *,
     name: str,
-    group: str,
+    group: str | None = None,
     title: str,
     description: str,
     arguments: Iterable[PromptArgument] = (),
@@ -56,8 +56,9 @@ def prompt(
     ctx)` with `with_context`)."""
 
     def decorator(func):
-        tool_group_validate(group)
-        _prompts[name] = PromptSpec(name, group, title, description, tuple(arguments), func, with_context)
+        belongs_to = group or module_tool_group(func.__module__)
+        tool_group_validate(belongs_to)
+        _prompts[name] = PromptSpec(name, belongs_to, title, description, tuple(arguments), func, with_context)
         return func
 
     return decorator

@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp.shared.uri_template import UriTemplate
 
-from mcpsite.core.scopes import tool_group_validate
+from mcpsite.core.scopes import module_tool_group, tool_group_validate
 
 from .completion import Completer
 from .registry import CallContext
@@ -88,7 +88,7 @@ def resource(
     *,
     uri: str,
     name: str,
-    group: str,
+    group: str | None = None,
     description: str,
     mime_type: str = JSON,
     title: str | None = None,
@@ -100,9 +100,10 @@ def resource(
     """Register the decorated `read(ctx) -> str | bytes` as the resource at `uri`."""
 
     def decorator(func):
-        tool_group_validate(group)
+        belongs_to = group or module_tool_group(func.__module__)
+        tool_group_validate(belongs_to)
         _resources[uri] = ResourceSpec(
-            uri, name, group, description, func, mime_type, title, subscribable, meta, apps_only, cache_ttl_ms
+            uri, name, belongs_to, description, func, mime_type, title, subscribable, meta, apps_only, cache_ttl_ms
         )
         return func
 
@@ -113,7 +114,7 @@ def resource_template(
     *,
     uri_template: str,
     name: str,
-    group: str,
+    group: str | None = None,
     description: str,
     mime_type: str = JSON,
     title: str | None = None,
@@ -125,9 +126,20 @@ def resource_template(
     """Register the decorated `read(variables, ctx) -> str | bytes` as the resources matching `uri_template`."""
 
     def decorator(func):
-        tool_group_validate(group)
+        belongs_to = group or module_tool_group(func.__module__)
+        tool_group_validate(belongs_to)
         spec = TemplateSpec(
-            uri_template, name, group, description, func, mime_type, title, complete or {}, instances, subscribable, ui
+            uri_template,
+            name,
+            belongs_to,
+            description,
+            func,
+            mime_type,
+            title,
+            complete or {},
+            instances,
+            subscribable,
+            ui,
         )
         unknown = set(spec.complete) - set(spec.template.variable_names)
         if unknown:
