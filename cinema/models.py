@@ -146,10 +146,14 @@ class Schedule(PublicIdModel):
         return f"{self.public_id} {self.date} {self.start_time:%H:%M}"
 
     def save(self, *args, **kwargs):
+        self.end_time_fill()
+        return super().save(*args, **kwargs)
+
+    def end_time_fill(self) -> None:
+        """An end time left empty: the start time plus the film's running time."""
         if self.end_time is None and self.start_time is not None and self.movie_id:
             start = datetime.datetime.combine(datetime.date(2000, 1, 1), self.start_time)
             self.end_time = (start + datetime.timedelta(minutes=self.movie.duration)).time()
-        return super().save(*args, **kwargs)
 
     @property
     def starts_at(self) -> datetime.datetime:

@@ -16,7 +16,7 @@ from mcpsite.admin_security import ReadOnlyModelAdmin, StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
 from . import services
-from .forms import StockAdjustmentForm
+from .forms import ProductForm, StockAdjustmentForm, yen_text
 from .models import InventoryMovement, Product
 from .search_keys import normalize
 from .selectors import LOW_STOCK
@@ -56,6 +56,7 @@ class MovementInline(admin.TabularInline):
 
 @admin.register(Product)
 class ProductAdmin(CsvExportMixin, StaffModelAdmin):
+    form = ProductForm
     export_columns = ["sku", "name", "category", "brand", "price_cents", "inventory_count", "active"]
     list_display = ["sku", "name", "price_yen", "stock", "category", "brand", "active"]
     list_filter = [StockFilter, "active", "category", "brand"]
@@ -67,7 +68,7 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
         "sku",
         "name",
         "description",
-        "price_cents",
+        "price",
         "inventory_count",
         "category",
         "brand",
@@ -79,7 +80,7 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
 
     @admin.display(description=_("price"), ordering="price_cents")
     def price_yen(self, obj: Product) -> str:
-        return f"¥{obj.price_cents / 100:,.0f}" if obj.price_cents % 100 == 0 else f"¥{obj.price_cents / 100:,.2f}"
+        return yen_text(obj.price_cents)
 
     @admin.display(description=_("stock"), ordering="inventory_count")
     def stock(self, obj: Product):

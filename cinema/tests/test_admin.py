@@ -6,6 +6,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import translation
 
 from cinema import services
 from cinema.models import Reservation, Seat, Theater
@@ -134,21 +135,26 @@ def test_reservation_search_and_filters(admin_client, booked):
     assert "argon2" not in detail and booked.password_hash not in detail
 
 
-def test_cancel_action_calls_the_service_and_is_recorded(admin_client, admin_user, booked):
-    response = admin_client.post(
-        "/admin/cinema/reservation/",
-        {"action": "cancel_reservations", "_selected_action": [booked.pk]},
-        follow=True,
-    )
+def test_cancel_action_asks_first_then_calls_the_service_and_is_recorded(admin_client, admin_user, booked):
+    chosen = {"action": "cancel_reservations", "_selected_action": [booked.pk]}
+    page = admin_client.post("/admin/cinema/reservation/", chosen)
+    # First a page that says what happens; nothing is cancelled yet.
+    text = page.content.decode()
+    assert page.status_code == 200 and booked.public_id in text and "C3, C4" in text
+    assert "座席はすぐに販売可能に戻ります" in text and "お客様には通知されません" in text and "admin" in text
+    assert Reservation.objects.get(pk=booked.pk).status == "confirmed"
+    response = admin_client.post("/admin/cinema/reservation/", {**chosen, "post": "yes"}, follow=True)
     assert "1 件の予約をキャンセルしました" in response.content.decode()
     booked.refresh_from_db()
     assert (booked.status, booked.cancel_source, booked.cancelled_by) == ("cancelled", "staff", admin_user)
-    assert LogEntry.objects.filter(object_id=str(booked.pk), change_message="Cancelled by staff").exists()
-    # Twice: a clear warning, nothing changes.
-    again = admin_client.post(
-        "/admin/cinema/reservation/", {"action": "cancel_reservations", "_selected_action": [booked.pk]}, follow=True
-    )
-    assert "is already cancelled" in again.content.decode()
+    entry = LogEntry.objects.get(object_id=str(booked.pk), user=admin_user)
+    with translation.override("ja"):
+        assert entry.get_change_message() == "状態, キャンセル日時, キャンセル経路 と キャンセルした人 を変更しました。"
+    # Twice: the page says it is cancelled already; a forged confirmation gets a clear warning, nothing changes.
+    again = admin_client.post("/admin/cinema/reservation/", chosen).content.decode()
+    assert "キャンセル済み" in again and 'value="cancel_reservations"' in again
+    again = admin_client.post("/admin/cinema/reservation/", {**chosen, "post": "yes"}, follow=True)
+    assert "キャンセル済みです" in again.content.decode()
     assert Reservation.objects.get(pk=booked.pk).cancelled_by == admin_user
 
 

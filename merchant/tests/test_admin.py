@@ -106,3 +106,27 @@ def test_products_and_stock_movements_export_as_csv(staff, catalogue):
     assert [row[0] for row in products[1:]] == ["MUGIBO-PLUSH-S"]
     movements = read_csv(staff.get("/admin/merchant/inventorymovement/export.csv"))
     assert movements[1][1] == "MUGIBO-MUG" and movements[1][3] == "入荷" and movements[1][4] == "3"
+
+
+def test_prices_are_entered_and_shown_in_yen_and_stored_in_hundredths(staff, catalogue):
+    """Typing 1500 for ¥1,500 prices the product at ¥1,500 (stored as the seed's 150000), not ¥15."""
+    mug = catalogue["MUGIBO-MUG"]
+    url = reverse("admin:merchant_product_change", args=[mug.pk])
+    form = staff.get(url).context["adminform"].form
+    assert form.initial["price"] * 100 == mug.price_cents
+    data = {
+        **{name: value for name, value in form.initial.items() if value is not None and name != "id"},
+        "price": "1500",
+        "description": mug.description,
+        **{f"movements-{name}": "0" for name in ("TOTAL_FORMS", "INITIAL_FORMS")},
+    }
+    response = staff.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    mug.refresh_from_db()
+    assert mug.price_cents == 150000
+    listing = staff.get(reverse("admin:merchant_product_changelist"), {"q": mug.sku}).content.decode()
+    assert "¥1,500" in listing
+    response = staff.post(url, {**data, "price": "19.999"})
+    assert response.status_code == 200 and "price" in response.context["adminform"].form.errors
+    mug.refresh_from_db()
+    assert mug.price_cents == 150000
