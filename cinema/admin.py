@@ -147,8 +147,8 @@ class TheaterAdmin(StaffModelAdmin):
             sheets=selectors.day_sheets(theater=theater, date=date),
             original=theater,
             theater=theater,
-            previous_day=date - datetime.timedelta(days=1),
-            next_day=date + datetime.timedelta(days=1),
+            previous_day=date - datetime.timedelta(days=1) if date > datetime.date.min else None,
+            next_day=date + datetime.timedelta(days=1) if date < datetime.date.max else None,
         )
 
     def save_model(self, request, obj, form, change):
@@ -255,13 +255,13 @@ def cancel_log_message() -> str:
 @admin.register(Reservation)
 class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
     export_columns = [
-        "public_id",
+        ("public_id", _("reservation ID")),
         "customer_name",
-        "schedule__public_id",
-        "schedule__date",
-        "schedule__start_time",
-        "schedule__movie__title",
-        "schedule__theater__name",
+        ("schedule__public_id", _("show ID")),
+        ("schedule__date", _("show date")),
+        ("schedule__start_time", _("start time")),
+        ("schedule__movie__title", _("film title")),
+        ("schedule__theater__name", _("theater name")),
         "status",
         "reserved_at",
         "cancelled_at",

@@ -88,9 +88,15 @@ class Theater(PublicIdModel):
         verbose_name = _("theater")
         verbose_name_plural = _("theaters")
         constraints = [
-            models.CheckConstraint(condition=Q(rows__gte=1) & Q(rows__lte=26), name="cinema_theater_rows_1_26"),
             models.CheckConstraint(
-                condition=Q(columns__gte=1) & Q(columns__lte=MAX_COLUMNS), name="cinema_theater_columns_range"
+                condition=Q(rows__gte=1) & Q(rows__lte=26),
+                name="cinema_theater_rows_1_26",
+                violation_error_message=_("Rows must be between 1 and 26."),
+            ),
+            models.CheckConstraint(
+                condition=Q(columns__gte=1) & Q(columns__lte=MAX_COLUMNS),
+                name="cinema_theater_columns_range",
+                violation_error_message=_("Columns must be between 1 and 99."),  # MAX_COLUMNS
             ),
         ]
 

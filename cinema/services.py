@@ -399,7 +399,9 @@ def show_span(*, date: datetime.date, start: datetime.time, end: datetime.time) 
     Migration 0004's exclusion constraint `cinema_schedule_no_overlap` writes the same span in SQL."""
     begins = datetime.datetime.combine(date, start)
     ends = datetime.datetime.combine(date, end)
-    return begins, ends + datetime.timedelta(days=1) if end <= start else ends
+    if end > start:
+        return begins, ends
+    return begins, ends + datetime.timedelta(days=1) if date < datetime.date.max else datetime.datetime.max
 
 
 def _span_text(schedule: Schedule) -> str:
@@ -461,13 +463,21 @@ def schedule_validate(*, schedule: Schedule, now: datetime.datetime | None = Non
         )
 
 
+def _day_before(day: datetime.date) -> datetime.date:
+    return day - datetime.timedelta(days=1) if day > datetime.date.min else day
+
+
+def _day_after(day: datetime.date) -> datetime.date:
+    return day + datetime.timedelta(days=1) if day < datetime.date.max else day
+
+
 def schedule_overlapping(*, schedule: Schedule) -> Schedule | None:
     """Another show in the theater whose span overlaps `schedule`'s, if there is one."""
     begins, ends = show_span(date=schedule.date, start=schedule.start_time, end=schedule.end_time)
     near = (
         Schedule.objects.filter(
             theater_id=schedule.theater_id,
-            date__range=(schedule.date - datetime.timedelta(days=1), schedule.date + datetime.timedelta(days=1)),
+            date__range=(_day_before(schedule.date), _day_after(schedule.date)),
         )
         .exclude(pk=schedule.pk)
         .order_by("date", "start_time")
@@ -525,7 +535,7 @@ def theater_set_layout(
         existing = {s.label: s for s in theater.seats.all()}
         doomed = [s.pk for label, s in existing.items() if label not in wanted]
         if doomed and ReservedSeat.objects.filter(seat_id__in=doomed).exists():
-            raise InvalidParams("Seats that hold reservations cannot be removed from the layout")
+            raise InvalidParams(Message(gettext_noop("Seats that hold reservations cannot be removed from the layout")))
         Seat.objects.filter(pk__in=doomed).delete()
         Seat.objects.bulk_create(
             [
@@ -549,13 +559,15 @@ def theater_layout_validate(
 ) -> dict[str, tuple[str, int]]:
     """The wanted seats {label: (row, column)}; InvalidParams when the layout cannot be applied."""
     if not 1 <= rows <= len(ROW_LETTERS):
-        raise InvalidParams(f"rows must be between 1 and {len(ROW_LETTERS)}")
+        raise InvalidParams(Message(gettext_noop("rows must be between 1 and %(max)d"), max=len(ROW_LETTERS)))
     if not 1 <= columns <= MAX_COLUMNS:
-        raise InvalidParams(f"columns must be between 1 and {MAX_COLUMNS}")
+        raise InvalidParams(Message(gettext_noop("columns must be between 1 and %(max)d"), max=MAX_COLUMNS))
     wanted = {f"{ROW_LETTERS[r]}{c}": (ROW_LETTERS[r], c) for r in range(rows) for c in range(1, columns + 1)}
     unknown = sorted(set(blocked) - set(wanted))
     if unknown:
-        raise InvalidParams(f"Blocked seats outside the layout: {', '.join(unknown)}")
+        raise InvalidParams(
+            Message(gettext_noop("Blocked seats outside the layout: %(seats)s"), seats=", ".join(unknown))
+        )
     if theater is not None and theater.pk is not None:
         sold = sorted(
             ReservedSeat.objects.filter(seat__theater=theater)
@@ -565,6 +577,9 @@ def theater_layout_validate(
         )
         if sold:
             raise InvalidParams(
-                f"Seats that hold reservations cannot be removed from the layout: {', '.join(sold[:10])}"
+                Message(
+                    gettext_noop("Seats that hold reservations cannot be removed from the layout: %(seats)s"),
+                    seats=", ".join(sold[:10]),
+                )
             )
     return wanted

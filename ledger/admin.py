@@ -76,11 +76,15 @@ class AccountAdmin(StaffModelAdmin):
             path("reports/trial-balance/", view(self.trial_balance_view), name="ledger_trial_balance"),
         ] + super().get_urls()
 
-    def _report(self, request, template, title, csv=None, **context):
-        """The report's page, or with `?format=csv` its lines as CSV (`csv`: header and rows)."""
+    def _report(self, request, template, title, csv=None, period=(), **context):
+        """The report's page, or with `?format=csv` its lines as CSV (`csv`: header and rows). The file carries its
+        `period` ((label, date) pairs: as of, or from and to) in its name and in the first columns of every row, so a
+        filed copy says what it covers."""
         if csv is not None and request.GET.get("format") == "csv":
             header, rows = csv
-            return csv_response(f"{template}-{timezone.localdate():%Y%m%d}.csv", header, rows)
+            name = "-".join([template, *(f"{day:%Y%m%d}" for _label, day in period)])
+            labels, days = [label for label, _day in period], [day for _label, day in period]
+            return csv_response(f"{name}.csv", [*labels, *header], ([*days, *row] for row in rows))
         query = request.GET.copy()
         query["format"] = "csv"
         context["csv_url"] = f"?{query.urlencode()}"
@@ -112,6 +116,7 @@ class AccountAdmin(StaffModelAdmin):
             "balance_sheet",
             gettext("Balance sheet"),
             csv=(self._section_header(), rows),
+            period=[(gettext("As of"), as_of)],
             form=form,
             as_of=as_of,
             sheet=sheet,
@@ -147,6 +152,7 @@ class AccountAdmin(StaffModelAdmin):
             "income_statement",
             gettext("Income statement"),
             csv=None if error else (self._section_header(), rows),
+            period=[(gettext("From"), start), (gettext("To"), end)],
             form=form,
             start=start,
             end=end,
@@ -172,8 +178,9 @@ class AccountAdmin(StaffModelAdmin):
         ]
         rows.append(["", gettext("Total"), "", tb.debit_total, tb.credit_total, ""])
         return self._report(
-            request, "trial_balance", gettext("Trial balance"), csv=(header, rows), form=form, as_of=as_of, tb=tb
-        )
+            request, "trial_balance", gettext("Trial balance"), csv=(header, rows), period=[(gettext("As of"), as_of)],
+            form=form, as_of=as_of, tb=tb,
+        )  # fmt: skip
 
 
 class JournalLineFormSet(BaseInlineFormSet):
@@ -196,7 +203,7 @@ class JournalLineFormSet(BaseInlineFormSet):
             services.journal_lines_validate(lines=lines)
             services.journal_balance_validate(lines=lines)
         except ApplicationError as exc:
-            raise ValidationError(exc.message) from None
+            raise ValidationError(exc.human) from None
         self.lines = lines
 
 
@@ -320,7 +327,7 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
             try:
                 reversal = services.journal_entry_reverse(entry_id=entry.pk, actor=request.user)
             except ApplicationError as exc:
-                self.message_user(request, f"{entry}: {exc.message}", messages.ERROR)
+                self.message_user(request, f"{entry}: {exc.human}", messages.ERROR)
             else:
                 url = reverse("admin:ledger_journalentry_change", args=[reversal.pk])
                 self.message_user(

@@ -24,6 +24,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseBadRequest, StreamingHttpResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 CHUNK_ROWS = 2000
 BOM = "\ufeff"
@@ -45,7 +46,7 @@ def cell(value: Any) -> str:
     if isinstance(value, datetime.datetime):
         return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S") if timezone.is_aware(value) else str(value)
     if isinstance(value, bool):
-        return "1" if value else "0"
+        return gettext("Yes") if value else gettext("No")  # a word a person files, in the page's language
     if isinstance(value, Decimal | int | float | datetime.date | datetime.time):
         return str(value)
     text = str(value)
@@ -90,14 +91,17 @@ else:
 class CsvExportMixin(_ModelAdmin):
     """Adds `<changelist>/export.csv` to a ModelAdmin (see the module's docstring)."""
 
-    export_columns: list[str] = []  # values() paths; the headers are their fields' names
+    # values() paths; each header is its field's name, or given as (path, header) where the name alone is ambiguous
+    # in the file (two "public ID"s, a bare "name").
+    export_columns: list[str | tuple[str, Any]] = []
     export_annotations: dict[str, tuple[Any, Any]] = {}  # more columns: name -> (header, expression)
 
     def export_rows(self, queryset: QuerySet) -> tuple[list[Any], Iterable[Iterable[Any]]]:
         """(header, rows) for the changelist's `queryset`; by default its `export_columns` and annotations."""
-        paths = self.export_columns
+        paths = [c if isinstance(c, str) else c[0] for c in self.export_columns]
         extra = self.export_annotations
-        header = [field_of(self.model, p).verbose_name for p in paths] + [h for h, _e in extra.values()]
+        named = [field_of(self.model, c).verbose_name if isinstance(c, str) else c[1] for c in self.export_columns]
+        header = named + [h for h, _e in extra.values()]
         queryset = queryset.prefetch_related(None).annotate(**{name: e for name, (_h, e) in extra.items()})
         rows = queryset.values_list(*paths, *extra).iterator(chunk_size=CHUNK_ROWS)
         return header, labelled_rows(self.model, paths, rows)

@@ -120,6 +120,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A bad value in an admin page's address is a 400 that says so, not a 500 (mcpsite/admin_pages.py).
+    "mcpsite.admin_pages.AdminAddressValueMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "axes.middleware.AxesMiddleware",  # last: answers a locked-out sign-in (see the login throttle below)

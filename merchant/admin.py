@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
@@ -16,7 +18,7 @@ from mcpsite.admin_security import ReadOnlyModelAdmin, StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
 from . import services
-from .forms import ProductForm, StockAdjustmentForm, yen_text
+from .forms import CENTS_PER_YEN, ProductForm, StockAdjustmentForm, yen_text
 from .models import InventoryMovement, Product
 from .search_keys import normalize
 from .selectors import LOW_STOCK
@@ -57,7 +59,14 @@ class MovementInline(admin.TabularInline):
 @admin.register(Product)
 class ProductAdmin(CsvExportMixin, StaffModelAdmin):
     form = ProductForm
-    export_columns = ["sku", "name", "category", "brand", "price_cents", "inventory_count", "active"]
+    export_columns = [
+        "sku", "name", "category", "brand", ("price_cents", _("price (yen)")), "inventory_count", "active",
+    ]  # fmt: skip
+
+    def export_rows(self, queryset):
+        header, rows = super().export_rows(queryset)
+        return header, ([*row[:4], Decimal(row[4]) / CENTS_PER_YEN, *row[5:]] for row in rows)
+
     list_display = ["sku", "name", "price_yen", "stock", "category", "brand", "active"]
     list_filter = [StockFilter, "active", "category", "brand"]
     search_fields = ["sku", "name", "brand", "category", "keywords"]
@@ -134,7 +143,7 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
                     delta = -quantity if reason == InventoryMovement.Reason.SALE else quantity
                     services.inventory_adjust(product_id=pk, delta=delta, reason=reason, note=note, actor=request.user)
             except ApplicationError as exc:
-                form.add_error(None, exc.message)
+                form.add_error(None, exc.human)
             else:
                 product.refresh_from_db()
                 self.message_user(

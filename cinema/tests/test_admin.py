@@ -103,7 +103,7 @@ def test_layout_builder_refuses_dropping_sold_seats(admin_client, seed_world, bo
         f"/admin/cinema/theater/{theater.pk}/change/", {"name": "シアター1", "rows": "2", "columns": "2"}
     )
     assert response.status_code == 200
-    assert "cannot be removed from the layout: C3, C4" in response.content.decode()
+    assert "予約のある座席は配置から外せません: C3, C4" in response.content.decode()
     assert Seat.objects.filter(theater=theater).count() == 100
 
 
@@ -115,7 +115,7 @@ def test_new_theater_gets_its_seats(admin_client, db):
 
 @pytest.mark.parametrize(
     ("rows", "columns", "message"),
-    [("30000", "4", "rows must be between 1 and 26"), ("3", "30000", "columns must be between 1 and 99")],
+    [("30000", "4", "行数は 1〜26 にしてください"), ("3", "30000", "列数は 1〜99 にしてください")],
 )
 def test_layout_builder_refuses_an_oversized_layout_before_building_it(admin_client, db, rows, columns, message):
     response = admin_client.post("/admin/cinema/theater/add/", {"name": "巨大", "rows": rows, "columns": columns})
@@ -169,6 +169,9 @@ def test_reservations_export_what_the_list_shows_as_csv(admin_client, client, dj
     services.reservation_cancel(reservation=other, source=Reservation.Source.STAFF, actor=None)
     rows = read_csv(admin_client.get("/admin/cinema/reservation/export.csv"))
     assert rows[0][1] == "お客様名" and rows[0][-1] == "座席"  # headers: the fields' names, translated
+    # Each header says what it is: no two alike, no bare "title" or "name".
+    assert len(set(rows[0])) == len(rows[0])
+    assert rows[0][:7] == ["予約番号", "お客様名", "上映回ID", "上映日", "開始時刻", "作品名", "シアター名"]
     by_id = {row[0]: row for row in rows[1:]}
     assert set(by_id) == {booked.public_id, other.public_id}
     assert by_id[booked.public_id][1] == "田中太郎" and by_id[booked.public_id][-1] == "C3 C4"

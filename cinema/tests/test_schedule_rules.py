@@ -241,3 +241,10 @@ def test_control_without_the_exclusion_constraint_an_overlapping_show_gets_in(se
     alter_table("ALTER TABLE cinema_schedule DROP CONSTRAINT cinema_schedule_no_overlap")
     make_schedule(seed_world["m001"], seed_world["t01"], seed_world["day"], "10:30", "11:00")
     assert Schedule.objects.filter(theater=seed_world["t01"], date=seed_world["day"]).count() == 3
+
+
+@pytest.mark.parametrize("day", ["9999-12-31", "0001-01-01"])
+def test_the_first_and_last_days_get_an_answer_not_an_error(admin_client, seed_world, day):
+    data = schedule_form(seed_world["s001"], date=day, end_time="01:00")
+    response = admin_client.post("/admin/cinema/schedule/add/", data)
+    assert response.status_code in (200, 302)

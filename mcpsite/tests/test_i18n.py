@@ -465,6 +465,27 @@ def test_staff_meet_403_and_404_inside_the_admin_in_their_language(client, djang
 
 
 @pytest.mark.django_db
+def test_staff_meet_a_500_inside_the_admin_in_their_language(admin_user, monkeypatch):
+    """A failure that still happens is the admin's page in the staff's language, not Django's bare English."""
+    from django.test import Client
+
+    from ledger import selectors
+
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(selectors, "trial_balance", broken)
+    client = Client(raise_request_exception=False)
+    client.force_login(admin_user)
+    japanese = client.get("/admin/ledger/account/reports/trial-balance/")
+    page = japanese.content.decode()
+    assert japanese.status_code == 500 and 'id="site-name"' in page and "サイト側で問題が起きました" in page
+    assert "Server Error" not in page and "a bug" not in page
+    english = client.get("/admin/ledger/account/reports/trial-balance/", headers={"Accept-Language": "en"})
+    assert english.status_code == 500 and "Something went wrong on our side" in english.content.decode()
+
+
+@pytest.mark.django_db
 def test_language_code_en_makes_english_the_default(admin_client, settings):
     settings.LANGUAGE_CODE = "en"
     page = admin_client.get("/admin/merchant/product/").content.decode()

@@ -1,5 +1,7 @@
 """Merchandiser admin: stock filter, Japanese-aware search, stock adjustments through services."""
 
+from decimal import Decimal
+
 import pytest
 from django.urls import reverse
 
@@ -68,7 +70,7 @@ def test_adjust_stock_refuses_an_oversell_with_a_message(staff, catalogue):
     response = staff.post(
         reverse("admin:merchant_product_adjust_stock", args=[hoodie.pk]), {"reason": "sale", "quantity": 99}
     )
-    assert response.status_code == 200 and "Only 15 in stock" in response.content.decode()
+    assert response.status_code == 200 and "在庫は 15 点しかないため" in response.content.decode()
     assert Product.objects.get(pk=hoodie.pk).inventory_count == 15
 
 
@@ -104,6 +106,11 @@ def test_products_and_stock_movements_export_as_csv(staff, catalogue):
     staff.post(reverse("admin:merchant_product_adjust_stock", args=[mug.pk]), {"reason": "restock", "quantity": 3})
     products = read_csv(staff.get("/admin/merchant/product/export.csv?stock=out"))
     assert [row[0] for row in products[1:]] == ["MUGIBO-PLUSH-S"]
+    # Prices in yen as a number a spreadsheet sums; yes/no as words.
+    header, plush = products[0], products[1]
+    assert header[4] == "価格（円）" and header[-1] == "有効"
+    plush_product = Product.objects.get(sku="MUGIBO-PLUSH-S")
+    assert Decimal(plush[4]) * 100 == plush_product.price_cents and plush[-1] == "はい"
     movements = read_csv(staff.get("/admin/merchant/inventorymovement/export.csv"))
     assert movements[1][1] == "MUGIBO-MUG" and movements[1][3] == "入荷" and movements[1][4] == "3"
 
