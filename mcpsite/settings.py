@@ -436,13 +436,17 @@ LOGGING = {
         "json": {"()": "mcpsite.logjson.JsonFormatter"},
     },
     # Calendar feed tokens never reach a log line (mcpsite.logfilters; the access loggers get it in AppConfig.ready).
-    "filters": {"redact_feed_tokens": {"()": "mcpsite.logfilters.RedactFeedTokens"}},
+    "filters": {
+        "redact_feed_tokens": {"()": "mcpsite.logfilters.RedactFeedTokens"},
+        # A 403 is one line, without a traceback (mcpsite.logfilters).
+        "no_traceback_for_refusals": {"()": "mcpsite.logfilters.NoTracebackForRefusals"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
             "stream": "ext://sys.stderr",
-            "filters": ["redact_feed_tokens"],
+            "filters": ["redact_feed_tokens", "no_traceback_for_refusals"],
         }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
