@@ -11,6 +11,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
@@ -169,7 +170,7 @@ class ScheduleForm(forms.ModelForm):
         fields = ["movie", "theater", "date", "start_time", "end_time"]
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         if self.errors:
             return data
         candidate = Schedule(
@@ -246,7 +247,7 @@ def cancel_log_message() -> str:
     source language and shown in each reader's (LogEntry.get_change_message translates them)."""
     with translation.override(None):
         fields = [
-            str(Reservation._meta.get_field(name).verbose_name)
+            str(Reservation._meta.get_field(name).verbose_name)  # type: ignore[union-attr]  # concrete fields
             for name in ("status", "cancelled_at", "cancel_source", "cancelled_by")
         ]
     return json.dumps([{"changed": {"fields": fields}}])
@@ -375,5 +376,5 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
                 for r in live
             ],  # fmt: skip
             already=[r.public_id for r in chosen if r.status != Reservation.Status.CONFIRMED],
-            action_checkbox_name=admin.helpers.ACTION_CHECKBOX_NAME,
+            action_checkbox_name=helpers.ACTION_CHECKBOX_NAME,
         )

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
-from mcpsite.admin_export import CsvExportMixin, csv_response
+from mcpsite.admin_export import CsvExportMixin, csv_response, xlsx_response
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
@@ -76,18 +76,23 @@ class AccountAdmin(StaffModelAdmin):
             path("reports/trial-balance/", view(self.trial_balance_view), name="ledger_trial_balance"),
         ] + super().get_urls()
 
-    def _report(self, request, template, title, csv=None, period=(), **context):
+    def _report(self, request, template, title, csv=None, period=(), yen_columns=1, **context):
         """The report's page, or with `?format=csv` its lines as CSV (`csv`: header and rows). The file carries its
         `period` ((label, date) pairs: as of, or from and to) in its name and in the first columns of every row, so a
         filed copy says what it covers."""
-        if csv is not None and request.GET.get("format") == "csv":
+        kind = request.GET.get("format")
+        if csv is not None and kind in ("csv", "xlsx"):
             header, rows = csv
             name = "-".join([template, *(f"{day:%Y%m%d}" for _label, day in period)])
             labels, days = [label for label, _day in period], [day for _label, day in period]
-            return csv_response(f"{name}.csv", [*labels, *header], ([*days, *row] for row in rows))
-        query = request.GET.copy()
-        query["format"] = "csv"
-        context["csv_url"] = f"?{query.urlencode()}"
+            header, rows = [*labels, *header], ([*days, *row] for row in rows)
+            if kind == "xlsx":  # the amounts (the last `yen_columns` columns) typed as yen
+                return xlsx_response(f"{name}.xlsx", header, rows, yen=range(len(header) - yen_columns, len(header)))
+            return csv_response(f"{name}.csv", header, rows)
+        for kind in ("csv", "xlsx"):
+            query = request.GET.copy()
+            query["format"] = kind
+            context[f"{kind}_url"] = f"?{query.urlencode()}"
         return model_page(self, request, f"admin/ledger/{template}.html", title=title, **context)
 
     @staticmethod
@@ -179,7 +184,7 @@ class AccountAdmin(StaffModelAdmin):
         rows.append(["", gettext("Total"), "", tb.debit_total, tb.credit_total, ""])
         return self._report(
             request, "trial_balance", gettext("Trial balance"), csv=(header, rows), period=[(gettext("As of"), as_of)],
-            form=form, as_of=as_of, tb=tb,
+            yen_columns=3, form=form, as_of=as_of, tb=tb,
         )  # fmt: skip
 
 
@@ -278,6 +283,8 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
             .select_related("created_by", "reversal_of", "reversal")
             .annotate(debit_total=Sum("lines__debit"))  # the list's amounts in its one query
         )
+
+    export_yen_columns = [5, 6]  # debit, credit
 
     def export_rows(self, queryset):
         """One row per line of the listed entries (an entry's lines together, in date order)."""

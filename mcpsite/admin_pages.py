@@ -87,14 +87,19 @@ class AdminAddressValueMiddleware:
         if not request.path.startswith(reverse("admin:index")) or not getattr(request.user, "is_staff", False):
             return None
         logger.warning("Refused a value in the address of %s: %r", request.path, exception)
-        message = gettext(
-            "A value in this page's address is out of range or not understood (a date before year 1 or after "
-            "9999, a number too large). Open the page without it and choose again."
-        )
-        context = {
-            **admin.site.each_context(request),
-            "title": gettext("Bad request"),
-            "message": message,
-            "retry_url": request.path,
-        }
-        return TemplateResponse(request, "admin/error_page.html", context, status=400).render()
+        return bad_address(request)
+
+
+def bad_address(request) -> HttpResponse:
+    """400 in the admin's chrome: a value in the page's address is one the page cannot use."""
+    message = gettext(
+        "A value in this page's address is out of range or not understood (a date before year 1 or after "
+        "9999, a number too large). Open the page without it and choose again."
+    )
+    context = {
+        **admin.site.each_context(request),
+        "title": gettext("Bad request"),
+        "message": message,
+        "retry_url": request.path,
+    }
+    return TemplateResponse(request, "admin/error_page.html", context, status=400).render()

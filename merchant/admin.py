@@ -62,10 +62,11 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
     export_columns = [
         "sku", "name", "category", "brand", ("price_cents", _("price (yen)")), "inventory_count", "active",
     ]  # fmt: skip
+    export_yen_columns = [4]
 
     def export_rows(self, queryset):
         header, rows = super().export_rows(queryset)
-        return header, ([*row[:4], Decimal(row[4]) / CENTS_PER_YEN, *row[5:]] for row in rows)
+        return header, ([*row[:4], Decimal(row[4]) / CENTS_PER_YEN, *row[5:]] for row in map(list, rows))
 
     list_display = ["sku", "name", "price_yen", "stock", "category", "brand", "active"]
     list_filter = [StockFilter, "active", "category", "brand"]

@@ -14,13 +14,6 @@ from cinema.models import Reservation, Seat, Theater
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def booked(seed_world):
-    return services.reservation_create(
-        schedule_id="s001", seats=["C3", "C4"], password="mypassword123", customer_name="田中太郎"
-    ).reservation
-
-
 def test_schedule_page_shows_the_seat_map(admin_client, seed_world, booked):
     services.theater_set_layout(theater=seed_world["t01"], rows=10, columns=10, blocked={"J1"})
     url = f"/admin/cinema/schedule/{seed_world['s001'].pk}/change/"

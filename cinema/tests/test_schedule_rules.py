@@ -23,13 +23,6 @@ from .conftest import make_schedule
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def booked(seed_world):
-    return services.reservation_create(
-        schedule_id="s001", seats=["C3", "C4"], password="mypassword123", customer_name="田中太郎"
-    ).reservation
-
-
 def schedule_form(schedule: Schedule, **changes) -> dict[str, str]:
     data = {
         "movie": str(schedule.movie_id),

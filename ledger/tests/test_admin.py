@@ -244,3 +244,22 @@ def test_journal_entries_export_their_lines_and_the_reports_export_as_csv(admin_
     assert 'filename="balance_sheet-20240630.csv"' in response["Content-Disposition"]
     sheet = read_csv(response)
     assert [sheet[1][0], sheet[1][2], sheet[1][4]] == ["2024-06-30", "100", "300.00"]
+
+
+def test_reports_and_journal_lines_export_as_xlsx_with_typed_yen(admin_client, post):
+    import datetime
+
+    from mcpsite.tests.exports import read_xlsx
+
+    post("2024-04-10", ("100", 500), ("400", -500), description="=売上")
+    response = admin_client.get(reverse("admin:ledger_balance_sheet"), {"as_of": "2024-06-30", "format": "xlsx"})
+    assert 'filename="balance_sheet-20240630.xlsx"' in response["Content-Disposition"]
+    rows, sheet = read_xlsx(response)
+    assert rows[0][0] == "基準日" and rows[1][0] == datetime.datetime(2024, 6, 30)
+    assert rows[1][2] == "100" and rows[1][4] == 500
+    assert sheet.cell(row=2, column=5).number_format.startswith('"¥"#,##0')
+    lines, sheet = read_xlsx(admin_client.get("/admin/ledger/journalentry/export.xlsx"))
+    assert {row[2] for row in lines[1:]} == {"'=売上"}  # text that would be a formula stays text
+    assert {row[5] for row in lines[1:]} == {500, 0} and sheet.cell(row=2, column=6).number_format.startswith('"¥"')
+    page = admin_client.get("/admin/ledger/journalentry/").content.decode()
+    assert 'href="/admin/ledger/journalentry/export.xlsx"' in page

@@ -111,6 +111,11 @@ def test_products_and_stock_movements_export_as_csv(staff, catalogue):
     assert header[4] == "価格（円）" and header[-1] == "有効"
     plush_product = Product.objects.get(sku="MUGIBO-PLUSH-S")
     assert Decimal(plush[4]) * 100 == plush_product.price_cents and plush[-1] == "はい"
+    from mcpsite.tests.exports import read_xlsx
+
+    rows, sheet = read_xlsx(staff.get("/admin/merchant/product/export.xlsx?stock=out"))
+    assert rows[1][0] == "MUGIBO-PLUSH-S" and rows[1][4] * 100 == plush_product.price_cents
+    assert sheet.cell(row=2, column=5).number_format.startswith('"¥"') and rows[1][-1] == "はい"
     movements = read_csv(staff.get("/admin/merchant/inventorymovement/export.csv"))
     assert movements[1][1] == "MUGIBO-MUG" and movements[1][3] == "入荷" and movements[1][4] == "3"
 
