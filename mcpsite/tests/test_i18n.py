@@ -39,6 +39,7 @@ PROPER_NAMES = frozenset(
         "API",
         "AP2",
         "CSV",
+        "XLSX",
         "Claude",
         "Cursor",
         "Desktop",
