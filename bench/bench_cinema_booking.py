@@ -157,8 +157,8 @@ class Server:
 
 def new_show(theater: Theater, movie: Movie, slot: int) -> Schedule:
     day = timezone.localdate() + datetime.timedelta(days=2)
-    start = datetime.time(slot // 6, slot % 6 * 10)
-    return Schedule.objects.create(movie=movie, theater=theater, date=day, start_time=start, end_time=start)
+    start, end = (datetime.time(n // 6 % 24, n % 6 * 10) for n in (slot, slot + 1))  # ten minutes: no overlap
+    return Schedule.objects.create(movie=movie, theater=theater, date=day, start_time=start, end_time=end)
 
 
 def book_all(port: int, key: str, show: Schedule, seats: list[list[str]]) -> tuple[float, int, int, list[str]]:

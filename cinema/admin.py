@@ -7,14 +7,16 @@ Reservations are history: staff cancel them (recorded: who, when) but never edit
 from __future__ import annotations
 
 import datetime
+import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.urls import path
-from django.utils import formats, timezone
+from django.utils import formats, timezone, translation
 from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
@@ -92,7 +94,7 @@ class TheaterForm(forms.ModelForm):
                 theater=self.instance if self.instance.pk else None, rows=data["rows"], columns=data["columns"]
             )
         except ApplicationError as exc:
-            raise forms.ValidationError(exc.detail) from None
+            raise forms.ValidationError(exc.human) from None
         # Ticks of seats that a shrink removes are dropped, not refused.
         data["blocked_seats"] = set(data.get("blocked_seats") or []) & wanted.keys()
         return data
@@ -146,8 +148,8 @@ class TheaterAdmin(StaffModelAdmin):
             sheets=selectors.day_sheets(theater=theater, date=date),
             original=theater,
             theater=theater,
-            previous_day=date - datetime.timedelta(days=1),
-            next_day=date + datetime.timedelta(days=1),
+            previous_day=date - datetime.timedelta(days=1) if date > datetime.date.min else None,
+            next_day=date + datetime.timedelta(days=1) if date < datetime.date.max else None,
         )
 
     def save_model(self, request, obj, form, change):
@@ -160,8 +162,32 @@ class TheaterAdmin(StaffModelAdmin):
 # --- schedules: the seat map ------------------------------------------------------------------
 
 
+class ScheduleForm(forms.ModelForm):
+    """A show's form, checked by the service's rules (no show in the past, no overlap, sold shows stay put)."""
+
+    class Meta:
+        model = Schedule
+        fields = ["movie", "theater", "date", "start_time", "end_time"]
+
+    def clean(self):
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        candidate = Schedule(
+            pk=self.instance.pk,
+            public_id=self.instance.public_id,
+            **{name: data.get(name) for name in ScheduleForm.Meta.fields},
+        )
+        try:
+            services.schedule_validate(schedule=candidate)
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.human) from None
+        return data
+
+
 @admin.register(Schedule)
 class ScheduleAdmin(StaffModelAdmin):
+    form = ScheduleForm
     list_display = ["public_id", "date", "start_time", "end_time", "film", "theater", "sold"]
     list_filter = ["date", "theater", "movie"]
     date_hierarchy = "date"
@@ -201,6 +227,9 @@ class ScheduleAdmin(StaffModelAdmin):
             self, request, "admin/cinema/print_sheets.html", title=title, sheets=sheets, original=schedule
         )
 
+    def save_model(self, request, obj, form, change):
+        services.schedule_save(schedule=obj)
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         # The seat map under the form (admin/cinema/schedule/change_form.html); a reserved seat links to its
         # reservation for staff who may view reservations.
@@ -213,16 +242,27 @@ class ScheduleAdmin(StaffModelAdmin):
 # --- reservations -----------------------------------------------------------------------------
 
 
+def cancel_log_message() -> str:
+    """The history's record of a staff cancellation, in Django's own form: the fields it changed, named in the
+    source language and shown in each reader's (LogEntry.get_change_message translates them)."""
+    with translation.override(None):
+        fields = [
+            str(Reservation._meta.get_field(name).verbose_name)  # type: ignore[union-attr]  # concrete fields
+            for name in ("status", "cancelled_at", "cancel_source", "cancelled_by")
+        ]
+    return json.dumps([{"changed": {"fields": fields}}])
+
+
 @admin.register(Reservation)
 class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
     export_columns = [
-        "public_id",
+        ("public_id", _("reservation ID")),
         "customer_name",
-        "schedule__public_id",
-        "schedule__date",
-        "schedule__start_time",
-        "schedule__movie__title",
-        "schedule__theater__name",
+        ("schedule__public_id", _("show ID")),
+        ("schedule__date", _("show date")),
+        ("schedule__start_time", _("start time")),
+        ("schedule__movie__title", _("film title")),
+        ("schedule__theater__name", _("theater name")),
         "status",
         "reserved_at",
         "cancelled_at",
@@ -290,6 +330,9 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
 
     @admin.action(description=_("Cancel selected reservations (frees their seats)"), permissions=["change"])
     def cancel_reservations(self, request, queryset):
+        """First a page that says what cancelling does and asks to confirm; its Yes posts the action again."""
+        if request.POST.get("post") != "yes":
+            return self.cancel_confirmation(request, queryset)
         done, refused = 0, []
         for reservation in queryset:
             try:
@@ -297,9 +340,9 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
                     reservation=reservation, source=Reservation.Source.STAFF, actor=request.user
                 )
             except ApplicationError as exc:
-                refused.append(f"{reservation.public_id}: {exc.detail}")
+                refused.append(f"{reservation.public_id}: {exc.human}")
                 continue
-            self.log_change(request, reservation, "Cancelled by staff")  # a record: kept as written
+            self.log_change(request, reservation, cancel_log_message())
             done += 1
         if done:
             self.message_user(
@@ -313,3 +356,25 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
             )
         for message in refused:
             self.message_user(request, message, level=messages.WARNING)
+
+    def cancel_confirmation(self, request, queryset):
+        chosen = list(queryset)
+        live = [r for r in chosen if r.status == Reservation.Status.CONFIRMED]
+        return model_page(
+            self,
+            request,
+            "admin/cinema/reservation/cancel_confirmation.html",
+            title=gettext("Cancel reservations"),
+            reservations=[
+                {
+                    "pk": r.pk,
+                    "public_id": r.public_id,
+                    "customer_name": r.customer_name,
+                    "show": self.show(r),
+                    "seats": self.seat_list(r),
+                }
+                for r in live
+            ],  # fmt: skip
+            already=[r.public_id for r in chosen if r.status != Reservation.Status.CONFIRMED],
+            action_checkbox_name=helpers.ACTION_CHECKBOX_NAME,
+        )

@@ -94,9 +94,15 @@ class Theater(PublicIdModel):
         verbose_name = _("theater")
         verbose_name_plural = _("theaters")
         constraints = [
-            models.CheckConstraint(condition=Q(rows__gte=1) & Q(rows__lte=26), name="cinema_theater_rows_1_26"),
             models.CheckConstraint(
-                condition=Q(columns__gte=1) & Q(columns__lte=MAX_COLUMNS), name="cinema_theater_columns_range"
+                condition=Q(rows__gte=1) & Q(rows__lte=26),
+                name="cinema_theater_rows_1_26",
+                violation_error_message=_("Rows must be between 1 and 26."),
+            ),
+            models.CheckConstraint(
+                condition=Q(columns__gte=1) & Q(columns__lte=MAX_COLUMNS),
+                name="cinema_theater_columns_range",
+                violation_error_message=_("Columns must be between 1 and 99."),  # MAX_COLUMNS
             ),
         ]
 
@@ -152,10 +158,14 @@ class Schedule(PublicIdModel):
         return f"{self.public_id} {self.date} {self.start_time:%H:%M}"
 
     def save(self, *args, **kwargs):
+        self.end_time_fill()
+        return super().save(*args, **kwargs)
+
+    def end_time_fill(self) -> None:
+        """An end time left empty: the start time plus the film's running time."""
         if self.end_time is None and self.start_time is not None and self.movie_id:
             start = datetime.datetime.combine(datetime.date(2000, 1, 1), self.start_time)
             self.end_time = (start + datetime.timedelta(minutes=self.movie.duration)).time()
-        return super().save(*args, **kwargs)
 
     @property
     def starts_at(self) -> datetime.datetime:

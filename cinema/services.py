@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from mcpsite.core.db import has_stored_functions
-from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited
+from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, Message, NotFound, RateLimited
 from mcpsite.core.limits import give_back, over_limit
 from mcpsite.core.text import trimmed
 from mcpsite.hashers import password_check, password_hash
@@ -368,7 +369,10 @@ def reservation_cancel(*, reservation: Reservation, source: str, actor: User | N
             .get(pk=reservation.pk)
         )
         if reservation.status == Reservation.Status.CANCELLED:
-            raise Conflict("Already cancelled", data=f"Reservation {reservation.public_id} is already cancelled")
+            raise Conflict(
+                "Already cancelled",
+                data=Message(gettext_noop("Reservation %(id)s is already cancelled"), id=reservation.public_id),
+            )
         if source == Reservation.Source.CUSTOMER and reservation.schedule.starts_at <= now:
             raise Conflict(
                 "Show already started",
@@ -384,6 +388,139 @@ def reservation_cancel(*, reservation: Reservation, source: str, actor: User | N
         _seat_map_changed_on_commit(reservation.schedule)
     logger.info("Reservation %s cancelled by %s", reservation.public_id, source)
     return reservation
+
+
+# --- shows -----------------------------------------------------------------------------------
+
+SCHEDULE_SLOT_FIELDS = ("theater_id", "date", "start_time", "end_time")
+# The database's names for the rules below (migration 0004, and the model's one show per slot).
+SCHEDULE_RULES = ("cinema_schedule_no_overlap", "cinema_reserved_seat_in_theater", "cinema_schedule_one_show_per_slot")
+
+
+def show_span(*, date: datetime.date, start: datetime.time, end: datetime.time) -> tuple[datetime.datetime, ...]:
+    """The show's [start, end) in local time; an end not after the start is on the next day (a late show).
+
+    Migration 0004's exclusion constraint `cinema_schedule_no_overlap` writes the same span in SQL."""
+    begins = datetime.datetime.combine(date, start)
+    ends = datetime.datetime.combine(date, end)
+    if end > start:
+        return begins, ends
+    return begins, ends + datetime.timedelta(days=1) if date < datetime.date.max else datetime.datetime.max
+
+
+def _span_text(schedule: Schedule) -> str:
+    return f"{schedule.public_id} {schedule.date} {schedule.start_time:%H:%M}–{schedule.end_time:%H:%M}"
+
+
+def schedule_validate(*, schedule: Schedule, now: datetime.datetime | None = None) -> None:
+    """Refuse a new or changed show (not yet saved) that breaks a show's rules, with a message staff can act on.
+
+    - A show is never created, or moved, into the past (InvalidParams).
+    - A show whose reservations hold seats keeps its theater, date and times (Conflict): the seats were sold for
+      that theater at that time. Cancel the reservations first, or add a new show. A show whose cancelled
+      reservations name seats keeps its theater (the history names that theater's seats).
+    - Two shows in one theater never overlap (Conflict); back to back is fine.
+    """
+    schedule.end_time_fill()
+    now = now or timezone.now()
+    stored = None
+    if schedule.pk is not None:
+        stored = Schedule.objects.filter(pk=schedule.pk).values(*SCHEDULE_SLOT_FIELDS).first()
+    moved = stored is None or any(stored[f] != getattr(schedule, f) for f in SCHEDULE_SLOT_FIELDS)
+    if moved and schedule.starts_at <= now:
+        raise InvalidParams(
+            data=Message(
+                gettext_noop("A show cannot start in the past (%(start)s)."),
+                start=f"{schedule.starts_at:%Y-%m-%d %H:%M}",
+            )
+        )
+    if stored is not None and moved:
+        seats = ReservedSeat.objects.filter(schedule_id=schedule.pk)
+        if seats.filter(active=True).exists():
+            raise Conflict(
+                data=Message(
+                    gettext_noop(
+                        "Show %(show)s has sold seats: its theater, date and times cannot change. Cancel its "
+                        "reservations first, or add a new show."
+                    ),
+                    show=schedule.public_id,
+                )
+            )
+        if stored["theater_id"] != schedule.theater_id and seats.exists():
+            raise Conflict(
+                data=Message(
+                    gettext_noop(
+                        "Show %(show)s has cancelled reservations that name seats of its theater: its theater "
+                        "cannot change. Add a new show instead."
+                    ),
+                    show=schedule.public_id,
+                )
+            )
+    clash = schedule_overlapping(schedule=schedule)
+    if clash is not None:
+        raise Conflict(
+            data=Message(
+                gettext_noop("The show overlaps show %(other)s in %(theater)s."),
+                other=_span_text(clash),
+                theater=schedule.theater.name,
+            )
+        )
+
+
+def _day_before(day: datetime.date) -> datetime.date:
+    return day - datetime.timedelta(days=1) if day > datetime.date.min else day
+
+
+def _day_after(day: datetime.date) -> datetime.date:
+    return day + datetime.timedelta(days=1) if day < datetime.date.max else day
+
+
+def schedule_overlapping(*, schedule: Schedule) -> Schedule | None:
+    """Another show in the theater whose span overlaps `schedule`'s, if there is one."""
+    begins, ends = show_span(date=schedule.date, start=schedule.start_time, end=schedule.end_time)
+    near = (
+        Schedule.objects.filter(
+            theater_id=schedule.theater_id,
+            date__range=(_day_before(schedule.date), _day_after(schedule.date)),
+        )
+        .exclude(pk=schedule.pk)
+        .order_by("date", "start_time")
+    )
+    for other in near:
+        other_begins, other_ends = show_span(date=other.date, start=other.start_time, end=other.end_time)
+        if other_begins < ends and begins < other_ends:
+            return other
+    return None
+
+
+def schedule_save(*, schedule: Schedule, now: datetime.datetime | None = None) -> Schedule:
+    """Save a new or changed show under `schedule_validate`'s rules (ApplicationError when refused).
+
+    On PostgreSQL the database holds the same rules (migration 0004); the check here runs under a lock on the show
+    so the message is the right one, and a show saved meanwhile in the same slot is refused by the constraint.
+    """
+    # Not durable: the admin calls this inside its own change-form transaction.
+    existing = schedule.pk is not None
+    with transaction.atomic():
+        if existing:
+            # Locks the show (FOR UPDATE): bookings in flight (their seats hold it FOR KEY SHARE on PostgreSQL) end
+            # first and are seen by the check; new ones wait the few milliseconds of the save.
+            Schedule.objects.select_for_update().filter(pk=schedule.pk).first()
+        schedule_validate(schedule=schedule, now=now)
+        try:
+            with transaction.atomic():
+                schedule.save()
+        except IntegrityError as exc:
+            if not any(name in str(exc) for name in SCHEDULE_RULES):
+                raise
+            raise Conflict(
+                data=Message(
+                    gettext_noop("Another show or booking changed this theater meanwhile; check and save again.")
+                )
+            ) from None
+        if existing:
+            _seat_map_changed_on_commit(schedule)
+    return schedule
 
 
 # --- theaters ---------------------------------------------------------------------------------
@@ -404,7 +541,9 @@ def theater_set_layout(
         existing = {s.label: s for s in theater.seats.all()}
         doomed = [s.pk for label, s in existing.items() if label not in wanted]
         if doomed and ReservedSeat.objects.filter(seat_id__in=doomed).exists():
-            raise InvalidParams(data="Seats that hold reservations cannot be removed from the layout")
+            raise InvalidParams(
+                data=Message(gettext_noop("Seats that hold reservations cannot be removed from the layout"))
+            )
         Seat.objects.filter(pk__in=doomed).delete()
         Seat.objects.bulk_create(
             [
@@ -428,13 +567,15 @@ def theater_layout_validate(
 ) -> dict[str, tuple[str, int]]:
     """The wanted seats {label: (row, column)}; InvalidParams when the layout cannot be applied."""
     if not 1 <= rows <= len(ROW_LETTERS):
-        raise InvalidParams(data=f"rows must be between 1 and {len(ROW_LETTERS)}")
+        raise InvalidParams(data=Message(gettext_noop("rows must be between 1 and %(max)d"), max=len(ROW_LETTERS)))
     if not 1 <= columns <= MAX_COLUMNS:
-        raise InvalidParams(data=f"columns must be between 1 and {MAX_COLUMNS}")
+        raise InvalidParams(data=Message(gettext_noop("columns must be between 1 and %(max)d"), max=MAX_COLUMNS))
     wanted = {f"{ROW_LETTERS[r]}{c}": (ROW_LETTERS[r], c) for r in range(rows) for c in range(1, columns + 1)}
     unknown = sorted(set(blocked) - set(wanted))
     if unknown:
-        raise InvalidParams(data=f"Blocked seats outside the layout: {', '.join(unknown)}")
+        raise InvalidParams(
+            data=Message(gettext_noop("Blocked seats outside the layout: %(seats)s"), seats=", ".join(unknown))
+        )
     if theater is not None and theater.pk is not None:
         sold = sorted(
             ReservedSeat.objects.filter(seat__theater=theater)
@@ -444,6 +585,9 @@ def theater_layout_validate(
         )
         if sold:
             raise InvalidParams(
-                data=f"Seats that hold reservations cannot be removed from the layout: {', '.join(sold[:10])}"
+                data=Message(
+                    gettext_noop("Seats that hold reservations cannot be removed from the layout: %(seats)s"),
+                    seats=", ".join(sold[:10]),
+                )
             )
     return wanted

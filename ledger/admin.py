@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
-from mcpsite.admin_export import CsvExportMixin, csv_response
+from mcpsite.admin_export import CsvExportMixin, csv_response, xlsx_response
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
@@ -76,14 +76,23 @@ class AccountAdmin(StaffModelAdmin):
             path("reports/trial-balance/", view(self.trial_balance_view), name="ledger_trial_balance"),
         ] + super().get_urls()
 
-    def _report(self, request, template, title, csv=None, **context):
-        """The report's page, or with `?format=csv` its lines as CSV (`csv`: header and rows)."""
-        if csv is not None and request.GET.get("format") == "csv":
+    def _report(self, request, template, title, csv=None, period=(), yen_columns=1, **context):
+        """The report's page, or with `?format=csv` its lines as CSV (`csv`: header and rows). The file carries its
+        `period` ((label, date) pairs: as of, or from and to) in its name and in the first columns of every row, so a
+        filed copy says what it covers."""
+        kind = request.GET.get("format")
+        if csv is not None and kind in ("csv", "xlsx"):
             header, rows = csv
-            return csv_response(f"{template}-{timezone.localdate():%Y%m%d}.csv", header, rows)
-        query = request.GET.copy()
-        query["format"] = "csv"
-        context["csv_url"] = f"?{query.urlencode()}"
+            name = "-".join([template, *(f"{day:%Y%m%d}" for _label, day in period)])
+            labels, days = [label for label, _day in period], [day for _label, day in period]
+            header, rows = [*labels, *header], ([*days, *row] for row in rows)
+            if kind == "xlsx":  # the amounts (the last `yen_columns` columns) typed as yen
+                return xlsx_response(f"{name}.xlsx", header, rows, yen=range(len(header) - yen_columns, len(header)))
+            return csv_response(f"{name}.csv", header, rows)
+        for kind in ("csv", "xlsx"):
+            query = request.GET.copy()
+            query["format"] = kind
+            context[f"{kind}_url"] = f"?{query.urlencode()}"
         return model_page(self, request, f"admin/ledger/{template}.html", title=title, **context)
 
     @staticmethod
@@ -112,6 +121,7 @@ class AccountAdmin(StaffModelAdmin):
             "balance_sheet",
             gettext("Balance sheet"),
             csv=(self._section_header(), rows),
+            period=[(gettext("As of"), as_of)],
             form=form,
             as_of=as_of,
             sheet=sheet,
@@ -147,6 +157,7 @@ class AccountAdmin(StaffModelAdmin):
             "income_statement",
             gettext("Income statement"),
             csv=None if error else (self._section_header(), rows),
+            period=[(gettext("From"), start), (gettext("To"), end)],
             form=form,
             start=start,
             end=end,
@@ -172,8 +183,9 @@ class AccountAdmin(StaffModelAdmin):
         ]
         rows.append(["", gettext("Total"), "", tb.debit_total, tb.credit_total, ""])
         return self._report(
-            request, "trial_balance", gettext("Trial balance"), csv=(header, rows), form=form, as_of=as_of, tb=tb
-        )
+            request, "trial_balance", gettext("Trial balance"), csv=(header, rows), period=[(gettext("As of"), as_of)],
+            yen_columns=3, form=form, as_of=as_of, tb=tb,
+        )  # fmt: skip
 
 
 class JournalLineFormSet(BaseInlineFormSet):
@@ -196,7 +208,7 @@ class JournalLineFormSet(BaseInlineFormSet):
             services.journal_lines_validate(lines=lines)
             services.journal_balance_validate(lines=lines)
         except ApplicationError as exc:
-            raise ValidationError(exc.message) from None
+            raise ValidationError(exc.human) from None
         self.lines = lines
 
 
@@ -272,6 +284,8 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
             .annotate(debit_total=Sum("lines__debit"))  # the list's amounts in its one query
         )
 
+    export_yen_columns = [5, 6]  # debit, credit
+
     def export_rows(self, queryset):
         """One row per line of the listed entries (an entry's lines together, in date order)."""
         return selectors.journal_lines_export(entries=queryset)
@@ -320,7 +334,7 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
             try:
                 reversal = services.journal_entry_reverse(entry_id=entry.pk, actor=request.user)
             except ApplicationError as exc:
-                self.message_user(request, f"{entry}: {exc.message}", messages.ERROR)
+                self.message_user(request, f"{entry}: {exc.human}", messages.ERROR)
             else:
                 url = reverse("admin:ledger_journalentry_change", args=[reversal.pk])
                 self.message_user(

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
-from mcpsite.core.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.errors import Conflict, InvalidParams, Message, NotFound
 from mcpsite.core.text import trimmed
 
 from .models import MAX_AMOUNT, Account, JournalEntry, JournalLine
@@ -48,30 +49,53 @@ def yen(value: Decimal) -> str:
 def amount_validate(*, value: Decimal, where: str) -> Decimal:
     """A valid line amount: finite, not negative, at most 2 decimal places, within the column."""
     if not value.is_finite():
-        raise InvalidParams(f"{where} must be a finite number")
+        raise InvalidParams(Message(gettext_noop("%(where)s must be a finite number"), where=where))
     if value < 0:
-        raise InvalidParams(f"{where} must not be negative (got {value}); use the other side instead")
+        raise InvalidParams(
+            Message(
+                gettext_noop("%(where)s must not be negative (got %(value)s); use the other side instead"),
+                where=where,
+                value=value,
+            )
+        )
     if value != value.quantize(CENT):
-        raise InvalidParams(f"{where} has more than 2 decimal places (got {value})")
+        raise InvalidParams(
+            Message(gettext_noop("%(where)s has more than 2 decimal places (got %(value)s)"), where=where, value=value)
+        )
     if value > MAX_AMOUNT:
-        raise InvalidParams(f"{where} is too large (maximum {yen(MAX_AMOUNT)})")
+        raise InvalidParams(
+            Message(gettext_noop("%(where)s is too large (maximum %(max)s)"), where=where, max=yen(MAX_AMOUNT))
+        )
     return value.quantize(CENT)
 
 
 def journal_lines_validate(*, lines: Sequence[LineInput]) -> None:
     """Shape rules of an entry's lines (InvalidParams): 2+ lines, each with exactly one positive side."""
     if len(lines) < 2:
-        raise InvalidParams(f"A journal entry needs at least 2 lines (got {len(lines)})")
+        raise InvalidParams(
+            Message(gettext_noop("A journal entry needs at least 2 lines (got %(count)d)"), count=len(lines))
+        )
     for i, line in enumerate(lines):
         where = f"lines[{i}]"
         if not line.account_code.strip():
-            raise InvalidParams(f"{where}.accountCode must not be empty")
+            raise InvalidParams(Message(gettext_noop("%(where)s.accountCode must not be empty"), where=where))
         debit = amount_validate(value=line.debit, where=f"{where}.debitAmount")
         credit = amount_validate(value=line.credit, where=f"{where}.creditAmount")
         if debit > 0 and credit > 0:
-            raise InvalidParams(f"{where} has both debitAmount and creditAmount; a line is either a debit or a credit")
+            raise InvalidParams(
+                Message(
+                    gettext_noop(
+                        "%(where)s has both debitAmount and creditAmount; a line is either a debit or a credit"
+                    ),
+                    where=where,
+                )
+            )
         if debit == 0 and credit == 0:
-            raise InvalidParams(f"{where} has no amount; give a positive debitAmount or creditAmount")
+            raise InvalidParams(
+                Message(
+                    gettext_noop("%(where)s has no amount; give a positive debitAmount or creditAmount"), where=where
+                )
+            )
 
 
 def journal_balance_validate(*, lines: Sequence[LineInput]) -> None:
@@ -80,10 +104,18 @@ def journal_balance_validate(*, lines: Sequence[LineInput]) -> None:
     credits = sum((line.credit for line in lines), Decimal(0))
     if debits != credits:
         difference = abs(debits - credits)
-        bigger = "debits" if debits > credits else "credits"
+        bigger = Message(gettext_noop("debits")) if debits > credits else Message(gettext_noop("credits"))
         raise Conflict(
-            f"Debits and credits do not balance: debits {yen(debits)} ≠ credits {yen(credits)} "
-            f"({bigger} exceed by {yen(difference)})",
+            Message(
+                gettext_noop(
+                    "Debits and credits do not balance: debits %(debits)s ≠ credits %(credits)s "
+                    "(%(bigger)s exceed by %(difference)s)"
+                ),
+                debits=yen(debits),
+                credits=yen(credits),
+                bigger=bigger,
+                difference=yen(difference),
+            ),
             data={"debitTotal": debits, "creditTotal": credits, "difference": difference},
         )
 
@@ -190,12 +222,20 @@ def journal_entry_reverse(
     with transaction.atomic(durable=True):
         original = _lock_entry_for_reversal(entry_id)
         if original.reversal_of_id is not None:
-            raise InvalidParams(f"Entry {original.pk} is itself a reversal; post a new entry instead")
+            raise InvalidParams(
+                Message(
+                    gettext_noop("Entry %(entry)s is itself a reversal; post a new entry instead"), entry=original.pk
+                )
+            )
         if JournalEntry.objects.filter(reversal_of=original).exists():
-            raise Conflict(f"Entry {original.pk} has already been reversed")
+            raise Conflict(Message(gettext_noop("Entry %(entry)s has already been reversed"), entry=original.pk))
         date = date or timezone.localdate()
         if date < original.date:
-            raise InvalidParams(f"A reversal cannot be dated before the original entry ({original.date})")
+            raise InvalidParams(
+                Message(
+                    gettext_noop("A reversal cannot be dated before the original entry (%(date)s)"), date=original.date
+                )
+            )
         lines = [
             LineInput(account_code=line.account.code, debit=line.credit, credit=line.debit)
             for line in original.lines.select_related("account").order_by("line_no")

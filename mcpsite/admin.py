@@ -1,13 +1,19 @@
 import json
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from django_tasks_db.admin import DBTaskResultAdmin
 from django_tasks_db.models import DBTaskResult
 
+from . import services
 from .admin_lists import BOUNDED_DATES_CHANGE_LIST, indexed_values_filter
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
@@ -75,17 +81,34 @@ class ApiKeyAdmin(StaffModelAdmin):
         super().save_model(request, obj, form, change)
 
     def response_add(self, request, obj, post_url_continue=None):
-        """Show the new key on this response only: not through the messages framework (a cookie or the session
-        would hold it until displayed), and marked no-store so no cache or back button keeps it."""
+        """Redirect to the key's one showing (POST, redirect, GET): a reload of that page creates nothing and shows
+        the key no more. The key waits sealed server-side for that one read (services.api_key_hold_for_showing),
+        never in the messages framework's cookie or the session."""
+        token = services.api_key_hold_for_showing(raw_key=obj.raw_key, user_pk=request.user.pk)
+        url = reverse("admin:mcpsite_apikey_created", args=[obj.pk])
+        return HttpResponseRedirect(f"{url}?{urlencode({'t': token})}")
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.created_view)
+        return [path("<int:pk>/created/", view, name="mcpsite_apikey_created"), *super().get_urls()]
+
+    def created_view(self, request, pk: int):
+        """The new key, shown once, marked no-store so no cache or back button keeps it; after that the page says
+        the key was shown and cannot be shown again."""
+        api_key = get_object_or_404(ApiKey, pk=pk)
+        if not self.has_view_or_change_permission(request, api_key):
+            raise PermissionDenied
+        raw_key = services.api_key_take_held(token=request.GET.get("t", ""), user_pk=request.user.pk)
         mcp_url = request.build_absolute_uri("/mcp")  # served by the ASGI router, not a Django URL
+        http_config = http_client_config(mcp_url=mcp_url, raw_key=raw_key) if raw_key else None
         response = model_page(
             self,
             request,
             "admin/mcpsite/apikey/created.html",
             title=gettext("API key created"),
-            api_key=obj,
-            raw_key=obj.raw_key,
-            http_config=json.dumps(http_client_config(mcp_url=mcp_url, raw_key=obj.raw_key), indent=2),
+            api_key=api_key,
+            raw_key=raw_key,
+            http_config=json.dumps(http_config, indent=2) if http_config else "",
         )
         add_never_cache_headers(response)
         return response

@@ -22,9 +22,10 @@ from django.contrib.admin import ModelAdmin
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, StreamingHttpResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 CHUNK_ROWS = 2000
 BOM = "\ufeff"
@@ -56,7 +57,7 @@ def cell(value: Any) -> str:
     if isinstance(value, datetime.datetime):
         return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S") if timezone.is_aware(value) else str(value)
     if isinstance(value, bool):
-        return "1" if value else "0"
+        return gettext("Yes") if value else gettext("No")  # a word a person files, in the page's language
     if isinstance(value, Decimal | int | float | datetime.date | datetime.time):
         return str(value)
     text = str(value)
@@ -71,10 +72,65 @@ def csv_lines(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> Iterator[
         yield writer.writerow([cell(v) for v in row])
 
 
+def export_refused(request: HttpRequest):
+    """A list's export with a filter value the list refuses: a 400 page in the admin's chrome that says so."""
+    from .admin_pages import bad_address
+
+    return bad_address(request)
+
+
 def csv_response(filename: str, header: Iterable[str], rows: Iterable[Iterable[Any]]) -> StreamingHttpResponse:
     response = StreamingHttpResponse(csv_lines(header, rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+# The spreadsheet's yen: thousands separated, no decimals unless the amount has them.
+YEN_FORMAT = '"¥"#,##0;-"¥"#,##0'
+YEN_FORMAT_CENTS = '"¥"#,##0.00;-"¥"#,##0.00'
+XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def xlsx_cell(value: Any, *, yen: bool = False) -> Any:
+    """One value typed for a spreadsheet: numbers, dates and times as themselves (yen with the yen format), booleans
+    and text as `cell` writes them (text is never a formula)."""
+    if isinstance(value, bool) or value is None:
+        return cell(value)
+    if isinstance(value, datetime.datetime):
+        return timezone.localtime(value).replace(tzinfo=None) if timezone.is_aware(value) else value
+    if isinstance(value, Decimal | int | float) and yen:
+        return value
+    if isinstance(value, Decimal | int | float | datetime.date | datetime.time):
+        return value
+    return cell(value)
+
+
+def xlsx_response(filename: str, header: Iterable[str], rows: Iterable[Iterable[Any]], *, yen: Iterable[int] = ()):
+    """The rows as an XLSX workbook written in openpyxl's write-only mode (rows go to a temporary file as they come,
+    so memory stays flat), columns `yen` formatted as yen. Same rules as the CSV: typed values, no formulas."""
+    import tempfile
+
+    from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
+
+    yen_columns = set(yen)
+    workbook = Workbook(write_only=True)
+    sheet = workbook.create_sheet()
+    sheet.append([str(h) for h in header])
+    for row in rows:
+        cells = []
+        for index, value in enumerate(row):
+            typed = WriteOnlyCell(sheet, value=xlsx_cell(value, yen=index in yen_columns))
+            if isinstance(typed.value, str):
+                typed.data_type = "s"  # text stays text, whatever it starts with
+            elif index in yen_columns and isinstance(value, Decimal | int):
+                typed.number_format = YEN_FORMAT if value == int(value) else YEN_FORMAT_CENTS
+            cells.append(typed)
+        sheet.append(cells)
+    spool = tempfile.TemporaryFile()  # noqa: SIM115  # the FileResponse closes it when sent
+    workbook.save(spool)
+    spool.seek(0)
+    return FileResponse(spool, as_attachment=True, filename=filename, content_type=XLSX_TYPE)
 
 
 def field_of(model, path: str):
@@ -101,33 +157,47 @@ else:
 class CsvExportMixin(_ModelAdmin):
     """Adds `<changelist>/export.csv` to a ModelAdmin (see the module's docstring)."""
 
-    export_columns: list[str] = []  # values() paths; the headers are their fields' names
+    # values() paths; each header is its field's name, or given as (path, header) where the name alone is ambiguous
+    # in the file (two "public ID"s, a bare "name").
+    export_columns: list[str | tuple[str, Any]] = []
     export_annotations: dict[str, tuple[Any, Any]] = {}  # more columns: name -> (header, expression)
 
     def export_rows(self, queryset: QuerySet) -> tuple[list[Any], Iterable[Iterable[Any]]]:
         """(header, rows) for the changelist's `queryset`; by default its `export_columns` and annotations."""
-        paths = self.export_columns
+        paths = [c if isinstance(c, str) else c[0] for c in self.export_columns]
         extra = self.export_annotations
-        header = [field_of(self.model, p).verbose_name for p in paths] + [h for h, _e in extra.values()]
+        named = [field_of(self.model, c).verbose_name if isinstance(c, str) else c[1] for c in self.export_columns]
+        header = named + [h for h, _e in extra.values()]
         queryset = queryset.prefetch_related(None).annotate(**{name: e for name, (_h, e) in extra.items()})
         rows = queryset.values_list(*paths, *extra).iterator(chunk_size=CHUNK_ROWS)
         return header, labelled_rows(self.model, paths, rows)
 
+    export_yen_columns: list[int] = []  # indexes of the export's yen columns (typed and formatted in the XLSX)
+
     def get_urls(self):
         opts = self.model._meta
         name = f"{opts.app_label}_{opts.model_name}_export"
-        return [path("export.csv", self.admin_site.admin_view(self.export_view), name=name), *super().get_urls()]
+        csv_view = self.admin_site.admin_view(self.export_view)
+        xlsx_view = self.admin_site.admin_view(self.export_view)
+        return [
+            path("export.csv", csv_view, name=name),
+            path("export.xlsx", xlsx_view, {"kind": "xlsx"}, name=f"{name}_xlsx"),
+            *super().get_urls(),
+        ]
 
-    def export_view(self, request: HttpRequest):
+    def export_view(self, request: HttpRequest, kind: str = "csv"):
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
         try:
             changelist = self.get_changelist_instance(request)
         except IncorrectLookupParameters:
-            return HttpResponseBadRequest("")
+            return export_refused(request)
         header, rows = self.export_rows(changelist.get_queryset(request))
         stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
-        return csv_response(f"{self.model._meta.model_name}-{stamp}.csv", header, rows)
+        name = f"{self.model._meta.model_name}-{stamp}"
+        if kind == "xlsx":
+            return xlsx_response(f"{name}.xlsx", header, rows, yen=self.export_yen_columns)
+        return csv_response(f"{name}.csv", header, rows)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
         # The list's "Export CSV" button (templates/admin/change_list_object_tools.html), with its filters.
@@ -135,5 +205,9 @@ class CsvExportMixin(_ModelAdmin):
         url = reverse(f"admin:{opts.app_label}_{opts.model_name}_export", current_app=self.admin_site.name)
         query = request.GET.copy()
         query.pop("p", None)  # every page, not the one shown
-        context = {"csv_export_url": f"{url}?{query.urlencode()}" if query else url, **(extra_context or {})}
+        suffix = f"?{query.urlencode()}" if query else ""
+        context = {"csv_export_url": url + suffix}
+        if self.export_yen_columns:  # where typed yen help a spreadsheet, the same rows as XLSX
+            context["xlsx_export_url"] = url.removesuffix("csv") + "xlsx" + suffix
+        context.update(extra_context or {})
         return super().changelist_view(request, extra_context=context)

@@ -11,6 +11,7 @@ import functools
 
 from django.apps import apps
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models.constants import LOOKUP_SEP
 
 from .core.scopes import scope_permissions
@@ -51,6 +52,21 @@ def grantable_scopes(user) -> set[str]:
 
 class StaffModelAdmin(admin.ModelAdmin):
     """The project's ModelAdmin: no changelist lookup on a secret field, whatever the user's permissions."""
+
+    def get_changeform_initial_data(self, request):
+        """The add form's values from its address (`?movie=3&date=…`), each as its form field reads it, and only if
+        the field accepts it: a value it does not (`?movie=junk`, a date out of range) is left out instead of
+        breaking the page."""
+        initial = super().get_changeform_initial_data(request)
+        fields = self.get_form(request).base_fields
+        kept = {}
+        for name, value in initial.items():
+            field = fields.get(name)
+            try:
+                kept[name] = value if field is None else field.clean(value)
+            except (ValidationError, ValueError, OverflowError, TypeError):
+                continue
+        return kept
 
     def lookup_allowed(self, lookup, value, request):
         if lookup_touches_secret(lookup):

@@ -45,3 +45,14 @@ def install_on_access_loggers() -> None:
         logger = logging.getLogger(name)
         if not any(isinstance(f, RedactFeedTokens) for f in logger.filters):
             logger.addFilter(RedactFeedTokens())
+
+
+class NoTracebackForRefusals(logging.Filter):
+    """A refused page (403: a staff member without the permission) is logged as one WARNING line, without the
+    traceback Django attaches: the refusal is expected, and a stack trace in the log reads as a failure."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "django.request" and getattr(record, "status_code", None) == 403:
+            record.exc_info = None
+            record.exc_text = None
+        return True

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 import logging
+import secrets
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.tasks import TaskResultStatus
 from django.utils import timezone
@@ -56,6 +59,40 @@ def api_key_create(*, name: str, owner: User | None, scopes: list[str], rate: st
         api_key.full_clean(exclude=["digest"])
         api_key.save()
     return api_key, raw_key
+
+
+# How long a new key waits, sealed, for its one showing (the redirect after the admin's POST).
+NEW_KEY_HOLD_SECONDS = 300
+
+
+def _new_key_pad(token: str, length: int) -> bytes:
+    return hashlib.shake_256(f"mcpsite.new-key:{token}".encode()).digest(length)
+
+
+def _new_key_slot(token: str, user_pk: int) -> str:
+    return "mcpsite:new-key:" + hashlib.sha256(f"{user_pk}:{token}".encode()).hexdigest()
+
+
+def api_key_hold_for_showing(*, raw_key: str, user_pk: int) -> str:
+    """Keep a new key for one showing to the staff member who made it; returns the token the showing needs.
+
+    The shared cache (every process sees it) holds the key sealed with a one-time pad derived from the token, which
+    only the redirect's URL carries: neither the cache nor a cookie or the session ever holds the key in clear."""
+    token = secrets.token_urlsafe(32)
+    data = raw_key.encode()
+    sealed = bytes(a ^ b for a, b in zip(data, _new_key_pad(token, len(data)), strict=True))
+    cache.set(_new_key_slot(token, user_pk), sealed, NEW_KEY_HOLD_SECONDS)
+    return token
+
+
+def api_key_take_held(*, token: str, user_pk: int) -> str | None:
+    """The key held by `api_key_hold_for_showing` for this token and user, once; None ever after (or if unknown)."""
+    slot = _new_key_slot(token, user_pk)
+    sealed = cache.get(slot)
+    # Only the request whose delete removed the entry shows it: two requests at once cannot both get the key.
+    if not isinstance(sealed, bytes) or not cache.delete(slot):
+        return None
+    return bytes(a ^ b for a, b in zip(sealed, _new_key_pad(token, len(sealed)), strict=True)).decode()
 
 
 def tool_calls_prune(*, older_than_days: int) -> int:

@@ -120,6 +120,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A bad value in an admin page's address is a 400 that says so, not a 500 (mcpsite/admin_pages.py).
+    "mcpsite.admin_pages.AdminAddressValueMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "axes.middleware.AxesMiddleware",  # last: answers a locked-out sign-in (see the login throttle below)
@@ -464,13 +466,17 @@ LOGGING = {
         "json": {"()": "mcpsite.logjson.JsonFormatter"},
     },
     # Calendar feed tokens never reach a log line (mcpsite.logfilters; the access loggers get it in AppConfig.ready).
-    "filters": {"redact_feed_tokens": {"()": "mcpsite.logfilters.RedactFeedTokens"}},
+    "filters": {
+        "redact_feed_tokens": {"()": "mcpsite.logfilters.RedactFeedTokens"},
+        # A 403 is one line, without a traceback (mcpsite.logfilters).
+        "no_traceback_for_refusals": {"()": "mcpsite.logfilters.NoTracebackForRefusals"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": LOG_FORMAT,
             "stream": "ext://sys.stderr",
-            "filters": ["redact_feed_tokens"],
+            "filters": ["redact_feed_tokens", "no_traceback_for_refusals"],
         }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},

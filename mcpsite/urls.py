@@ -18,6 +18,7 @@ urlpatterns = [
     path("", include("mcpsite_oauth.urls")),
 ]
 
-# Staff who meet a 403 or 404 inside the admin see it in the admin's chrome, in their language.
+# Staff who meet a 403, 404 or 500 inside the admin see it in the admin's chrome, in their language.
 handler403 = "mcpsite.admin_pages.permission_denied"
 handler404 = "mcpsite.admin_pages.page_not_found"
+handler500 = "mcpsite.admin_pages.server_error"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
@@ -16,7 +18,7 @@ from mcpsite.admin_security import ReadOnlyModelAdmin, StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
 
 from . import services
-from .forms import StockAdjustmentForm
+from .forms import CENTS_PER_YEN, ProductForm, StockAdjustmentForm, yen_text
 from .models import InventoryMovement, Product
 from .search_keys import normalize
 from .selectors import LOW_STOCK
@@ -56,7 +58,16 @@ class MovementInline(admin.TabularInline):
 
 @admin.register(Product)
 class ProductAdmin(CsvExportMixin, StaffModelAdmin):
-    export_columns = ["sku", "name", "category", "brand", "price_cents", "inventory_count", "active"]
+    form = ProductForm
+    export_columns = [
+        "sku", "name", "category", "brand", ("price_cents", _("price (yen)")), "inventory_count", "active",
+    ]  # fmt: skip
+    export_yen_columns = [4]
+
+    def export_rows(self, queryset):
+        header, rows = super().export_rows(queryset)
+        return header, ([*row[:4], Decimal(row[4]) / CENTS_PER_YEN, *row[5:]] for row in map(list, rows))
+
     list_display = ["sku", "name", "price_yen", "stock", "category", "brand", "active"]
     list_filter = [StockFilter, "active", "category", "brand"]
     search_fields = ["sku", "name", "brand", "category", "keywords"]
@@ -67,7 +78,7 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
         "sku",
         "name",
         "description",
-        "price_cents",
+        "price",
         "inventory_count",
         "category",
         "brand",
@@ -79,7 +90,7 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
 
     @admin.display(description=_("price"), ordering="price_cents")
     def price_yen(self, obj: Product) -> str:
-        return f"¥{obj.price_cents / 100:,.0f}" if obj.price_cents % 100 == 0 else f"¥{obj.price_cents / 100:,.2f}"
+        return yen_text(obj.price_cents)
 
     @admin.display(description=_("stock"), ordering="inventory_count")
     def stock(self, obj: Product):
@@ -133,7 +144,7 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
                     delta = -quantity if reason == InventoryMovement.Reason.SALE else quantity
                     services.inventory_adjust(product_id=pk, delta=delta, reason=reason, note=note, actor=request.user)
             except ApplicationError as exc:
-                form.add_error(None, exc.message)
+                form.add_error(None, exc.human)
             else:
                 product.refresh_from_db()
                 self.message_user(

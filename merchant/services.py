@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.db.models import F, QuerySet
+from django.utils.translation import gettext_noop
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 from mcpsite.core.db import has_fts5, has_trigram_indexes
-from mcpsite.core.errors import Conflict, InvalidParams, NotFound
+from mcpsite.core.errors import Conflict, InvalidParams, Message, NotFound
 
 from . import sql
 from .models import InventoryMovement, Product
@@ -36,7 +37,7 @@ def inventory_adjust(
     never take stock below zero: the loser of a race updates no row and gets a Conflict.
     """
     if delta == 0:
-        raise InvalidParams("The adjustment must change the stock (delta 0)")
+        raise InvalidParams(Message(gettext_noop("The adjustment must change the stock (delta 0)")))
     if reason not in InventoryMovement.Reason.values:
         raise InvalidParams(f"Unknown reason {reason!r}; expected one of {InventoryMovement.Reason.values}")
     rows = _enough_stock(Product.objects.filter(pk=product_id), delta)
@@ -45,7 +46,11 @@ def inventory_adjust(
         if available is None:
             raise NotFound(f"Product {product_id} does not exist")
         raise Conflict(
-            f"Only {available} in stock; cannot take {-delta}",
+            Message(
+                gettext_noop("Only %(available)s in stock; cannot take %(requested)s"),
+                available=available,
+                requested=-delta,
+            ),
             data={"product_id": product_id, "requested": -delta, "available": available},
         )
     balance = Product.objects.filter(pk=product_id).values_list("inventory_count", flat=True).get()
@@ -65,7 +70,7 @@ def inventory_set(
     Returns None when the count is unchanged.
     """
     if count < 0:
-        raise InvalidParams("Stock cannot be negative")
+        raise InvalidParams(Message(gettext_noop("Stock cannot be negative")))
     # Locks the product row so a sale between our read and our write cannot be overwritten unseen.
     product = Product.objects.select_for_update().filter(pk=product_id).first()
     if product is None:

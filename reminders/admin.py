@@ -13,7 +13,7 @@ from mcpsite.core.errors import ApplicationError
 from . import services
 from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
 from .schedule import describe_rule
-from .webhooks import WebhookTargetRefused, webhook_url_validate
+from .webhooks import REFUSED, WebhookTargetRefused, webhook_url_validate
 
 STATUS_COLOURS = {"queued": "#777", "sending": "#b58900", "sent": "#2e7d32", "failed": "#c62828"}
 
@@ -51,8 +51,8 @@ class ProfileForm(forms.ModelForm):
         if url:
             try:
                 webhook_url_validate(url)
-            except WebhookTargetRefused as exc:
-                raise forms.ValidationError(str(exc)) from None
+            except WebhookTargetRefused:
+                raise forms.ValidationError(REFUSED.translated()) from None
         return url
 
     def clean(self):
@@ -169,7 +169,7 @@ class MessageAdmin(StaffModelAdmin):
                 services.message_resend(message=message)
                 done += 1
             except ApplicationError as exc:
-                refused.append(exc.message)
+                refused.append(exc.human)
         if done:
             self.message_user(
                 request,

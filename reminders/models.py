@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.db.models.functions import Length, Trim
 from django.db.models.lookups import GreaterThanOrEqual
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 def public_id(prefix: str) -> str:
@@ -188,7 +189,7 @@ class Message(models.Model):
     contact = models.ForeignKey(Contact, on_delete=models.PROTECT, related_name="messages", verbose_name=_("contact"))
     platform = models.CharField(_("platform"), max_length=5, choices=Platform.choices)
     # The address at the time of sending: editing the contact later does not rewrite history.
-    address = models.CharField(_("address"), max_length=254)
+    address = models.CharField(pgettext_lazy("message recipient", "address"), max_length=254)
     text = models.TextField(_("text"))
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     failure_reason = models.TextField(_("failure reason"), blank=True)

@@ -24,9 +24,11 @@ from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from mcpsite.core import metrics
 from mcpsite.core.errors import Conflict, InvalidParams
+from mcpsite.core.errors import Message as Text
 from mcpsite.core.text import trimmed, url_origin
 
 from . import schedule, selectors, sms
@@ -237,7 +239,13 @@ def message_resend(*, message: Message) -> Message:
         # lock: the message, so a resend cannot race its own delivery
         locked = Message.objects.select_for_update().get(pk=message.pk)
         if locked.status != Message.Status.FAILED:
-            raise Conflict(f"Message {locked.public_id} is {locked.status}; only failed messages can be resent")
+            raise Conflict(
+                Text(
+                    gettext_noop("Message %(id)s is %(status)s; only failed messages can be resent"),
+                    id=locked.public_id,
+                    status=Text(locked.status),  # the status's label on a staff page
+                )
+            )
         locked.status = Message.Status.QUEUED
         locked.failure_reason = ""
         locked.claimed_until = None

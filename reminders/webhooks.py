@@ -15,13 +15,18 @@ from urllib.parse import urlsplit
 
 import requests
 from django.conf import settings
+from django.utils.translation import gettext_noop
 from requests.adapters import HTTPAdapter
+
+from mcpsite.core.errors import Message
 
 # One text for every refusal: saying "private" for one name and "does not resolve" for another would tell staff
 # which internal names exist.
-REFUSED = (
-    "Webhook URLs must point to a public internet host; this one is private, loopback, link-local or reserved, "
-    "or its name does not resolve."
+REFUSED = Message(
+    gettext_noop(
+        "Webhook URLs must point to a public internet host; this one is private, loopback, link-local or reserved, "
+        "or its name does not resolve."
+    )
 )
 
 

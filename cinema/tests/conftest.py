@@ -78,3 +78,11 @@ def future_show(db):
     theater = make_theater("シアターF", public_id="t09")
     movie = make_movie("スタームービー", public_id="m009")
     return make_schedule(movie, theater, timezone.localdate() + datetime.timedelta(days=1), "18:00")
+
+
+@pytest.fixture
+def booked(seed_world):
+    """田中太郎's reservation of C3 and C4 for s001."""
+    return services.reservation_create(
+        schedule_id="s001", seats=["C3", "C4"], password="mypassword123", customer_name="田中太郎"
+    ).reservation

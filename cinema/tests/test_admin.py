@@ -6,18 +6,12 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import translation
 
 from cinema import services
 from cinema.models import Reservation, Seat, Theater
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def booked(seed_world):
-    return services.reservation_create(
-        schedule_id="s001", seats=["C3", "C4"], password="mypassword123", customer_name="田中太郎"
-    ).reservation
 
 
 def test_schedule_page_shows_the_seat_map(admin_client, seed_world, booked):
@@ -102,7 +96,7 @@ def test_layout_builder_refuses_dropping_sold_seats(admin_client, seed_world, bo
         f"/admin/cinema/theater/{theater.pk}/change/", {"name": "シアター1", "rows": "2", "columns": "2"}
     )
     assert response.status_code == 200
-    assert "cannot be removed from the layout: C3, C4" in response.content.decode()
+    assert "予約のある座席は配置から外せません: C3, C4" in response.content.decode()
     assert Seat.objects.filter(theater=theater).count() == 100
 
 
@@ -114,7 +108,7 @@ def test_new_theater_gets_its_seats(admin_client, db):
 
 @pytest.mark.parametrize(
     ("rows", "columns", "message"),
-    [("30000", "4", "rows must be between 1 and 26"), ("3", "30000", "columns must be between 1 and 99")],
+    [("30000", "4", "行数は 1〜26 にしてください"), ("3", "30000", "列数は 1〜99 にしてください")],
 )
 def test_layout_builder_refuses_an_oversized_layout_before_building_it(admin_client, db, rows, columns, message):
     response = admin_client.post("/admin/cinema/theater/add/", {"name": "巨大", "rows": rows, "columns": columns})
@@ -134,21 +128,26 @@ def test_reservation_search_and_filters(admin_client, booked):
     assert "argon2" not in detail and booked.password_hash not in detail
 
 
-def test_cancel_action_calls_the_service_and_is_recorded(admin_client, admin_user, booked):
-    response = admin_client.post(
-        "/admin/cinema/reservation/",
-        {"action": "cancel_reservations", "_selected_action": [booked.pk]},
-        follow=True,
-    )
+def test_cancel_action_asks_first_then_calls_the_service_and_is_recorded(admin_client, admin_user, booked):
+    chosen = {"action": "cancel_reservations", "_selected_action": [booked.pk]}
+    page = admin_client.post("/admin/cinema/reservation/", chosen)
+    # First a page that says what happens; nothing is cancelled yet.
+    text = page.content.decode()
+    assert page.status_code == 200 and booked.public_id in text and "C3, C4" in text
+    assert "座席はすぐに販売可能に戻ります" in text and "お客様には通知されません" in text and "admin" in text
+    assert Reservation.objects.get(pk=booked.pk).status == "confirmed"
+    response = admin_client.post("/admin/cinema/reservation/", {**chosen, "post": "yes"}, follow=True)
     assert "1 件の予約をキャンセルしました" in response.content.decode()
     booked.refresh_from_db()
     assert (booked.status, booked.cancel_source, booked.cancelled_by) == ("cancelled", "staff", admin_user)
-    assert LogEntry.objects.filter(object_id=str(booked.pk), change_message="Cancelled by staff").exists()
-    # Twice: a clear warning, nothing changes.
-    again = admin_client.post(
-        "/admin/cinema/reservation/", {"action": "cancel_reservations", "_selected_action": [booked.pk]}, follow=True
-    )
-    assert "is already cancelled" in again.content.decode()
+    entry = LogEntry.objects.get(object_id=str(booked.pk), user=admin_user)
+    with translation.override("ja"):
+        assert entry.get_change_message() == "状態, キャンセル日時, キャンセル経路 と キャンセルした人 を変更しました。"
+    # Twice: the page says it is cancelled already; a forged confirmation gets a clear warning, nothing changes.
+    again = admin_client.post("/admin/cinema/reservation/", chosen).content.decode()
+    assert "キャンセル済み" in again and 'value="cancel_reservations"' in again
+    again = admin_client.post("/admin/cinema/reservation/", {**chosen, "post": "yes"}, follow=True)
+    assert "キャンセル済みです" in again.content.decode()
     assert Reservation.objects.get(pk=booked.pk).cancelled_by == admin_user
 
 
@@ -173,6 +172,9 @@ def test_reservations_export_what_the_list_shows_as_csv(admin_client, client, dj
     services.reservation_cancel(reservation=other, source=Reservation.Source.STAFF, actor=None)
     rows = read_csv(admin_client.get("/admin/cinema/reservation/export.csv"))
     assert rows[0][1] == "お客様名" and rows[0][-1] == "座席"  # headers: the fields' names, translated
+    # Each header says what it is: no two alike, no bare "title" or "name".
+    assert len(set(rows[0])) == len(rows[0])
+    assert rows[0][:7] == ["予約番号", "お客様名", "上映回ID", "上映日", "開始時刻", "作品名", "シアター名"]
     by_id = {row[0]: row for row in rows[1:]}
     assert set(by_id) == {booked.public_id, other.public_id}
     assert by_id[booked.public_id][1] == "田中太郎" and by_id[booked.public_id][-1] == "C3 C4"

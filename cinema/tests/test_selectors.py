@@ -26,8 +26,9 @@ def test_seat_map_is_two_queries_for_a_500_seat_show(django_assert_num_queries):
 
 def test_movie_list_is_five_queries_for_any_catalogue(django_assert_num_queries):
     theater = make_theater(rows=2, columns=2)
-    for i in range(60):
-        make_schedule(make_movie(f"映画{i}"), theater, DAY, f"{i // 6:02d}:{(i % 6) * 10:02d}")
+    for i in range(60):  # ten-minute shows, one after another
+        start, end = (f"{n // 6:02d}:{(n % 6) * 10:02d}" for n in (i, i + 1))
+        make_schedule(make_movie(f"映画{i}"), theater, DAY, start, end)
     with django_assert_num_queries(5):
         rows = selectors.movie_list(on=DAY, query="映画", limit=100)
     assert len(rows) == 60
@@ -55,7 +56,7 @@ def test_popularity_ranks_ties_alike(freeze_now):
     freeze_now(SEED_MORNING)
     theater = make_theater(rows=1, columns=9)
     day = SEED_MORNING.date()
-    shows = [make_schedule(make_movie(f"映画{i}"), theater, day, f"{10 + i}:00") for i in range(3)]
+    shows = [make_schedule(make_movie(f"映画{i}"), theater, day, f"{10 + i}:00", f"{10 + i}:50") for i in range(3)]
     for show, seats in zip(shows, (["A1", "A2"], ["A1", "A2"], ["A1"]), strict=True):
         services.reservation_create(schedule_id=show.public_id, seats=seats, password="pw-123456")
     ranking = selectors.movie_popularity(start=day)

@@ -15,7 +15,9 @@ register = template.Library()
 def entries_url(code: str, end: datetime.date, start: datetime.date | None = None) -> str:
     """The journal entries with a line on account `code` dated from `start` (from the first entry when None) to
     `end`, inclusive: what a balance-sheet, P&L or trial-balance line adds up."""
-    params = {"account": code, "date__lt": (end + datetime.timedelta(days=1)).isoformat()}
+    params = {"account": code}
+    if end < datetime.date.max:  # the last day there is has no day after it: no upper bound then
+        params["date__lt"] = (end + datetime.timedelta(days=1)).isoformat()
     if start is not None:
         params["date__gte"] = start.isoformat()
     return f"{reverse('admin:ledger_journalentry_changelist')}?{urlencode(params)}"

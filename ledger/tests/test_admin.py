@@ -31,13 +31,13 @@ def entry_form(lines, date="2024-01-15", description="商品仕入"):
 def test_unbalanced_entry_is_refused_with_a_clear_message(admin_client, chart):
     response = admin_client.post(ADD_URL, entry_form([("500", 10000, 0), ("100", 0, 9000)]))
     assert response.status_code == 200
-    assert "debits 10,000 ≠ credits 9,000" in response.content.decode()
+    assert "借方 10,000 ≠ 貸方 9,000" in response.content.decode()
     assert JournalEntry.objects.count() == 0
 
 
 def test_single_line_entry_is_refused(admin_client, chart):
     response = admin_client.post(ADD_URL, entry_form([("500", 10000, 0)]))
-    assert "at least 2 lines" in response.content.decode()
+    assert "仕訳には2行以上が必要です" in response.content.decode()
     assert JournalEntry.objects.count() == 0
 
 
@@ -65,7 +65,7 @@ def test_reverse_action_posts_a_reversal_once(admin_client, post):
     admin_client.post(url, data)
     assert JournalEntry.objects.filter(reversal_of=entry).count() == 1
     response = admin_client.post(url, data, follow=True)
-    assert "already been reversed" in response.content.decode()
+    assert "取消済みです" in response.content.decode()
     assert JournalEntry.objects.count() == 2
 
 
@@ -228,13 +228,38 @@ def test_journal_entries_export_their_lines_and_the_reports_export_as_csv(admin_
     ]
     april = read_csv(admin_client.get("/admin/ledger/journalentry/export.csv?date__gte=2024-04-01&date__lt=2024-05-01"))
     assert [row[2] for row in april[1:]] == ["売上", "売上"]
-    trial = read_csv(admin_client.get(reverse("admin:ledger_trial_balance"), {"as_of": "2024-06-30", "format": "csv"}))
-    assert [row[0] for row in trial[1:-1]] == ["100", "400", "650"] and trial[-1][3:5] == ["700.00", "700.00"]
-    pl = read_csv(
-        admin_client.get(
-            reverse("admin:ledger_income_statement"), {"start": "2024-04-01", "end": "2024-06-30", "format": "csv"}
-        )
+    # Each report's file says what it covers: in its name, and in the first columns of every row.
+    response = admin_client.get(reverse("admin:ledger_trial_balance"), {"as_of": "2024-06-30", "format": "csv"})
+    assert 'filename="trial_balance-20240630.csv"' in response["Content-Disposition"]
+    trial = read_csv(response)
+    assert trial[0][0] == "基準日" and {row[0] for row in trial[1:]} == {"2024-06-30"}
+    assert [row[1] for row in trial[1:-1]] == ["100", "400", "650"] and trial[-1][4:6] == ["700.00", "700.00"]
+    response = admin_client.get(
+        reverse("admin:ledger_income_statement"), {"start": "2024-04-01", "end": "2024-06-30", "format": "csv"}
     )
-    assert pl[-1][-1] == "300.00"
-    sheet = read_csv(admin_client.get(reverse("admin:ledger_balance_sheet"), {"as_of": "2024-06-30", "format": "csv"}))
-    assert [sheet[1][1], sheet[1][3]] == ["100", "300.00"]
+    assert 'filename="income_statement-20240401-20240630.csv"' in response["Content-Disposition"]
+    pl = read_csv(response)
+    assert pl[-1][:2] == ["2024-04-01", "2024-06-30"] and pl[-1][-1] == "300.00"
+    response = admin_client.get(reverse("admin:ledger_balance_sheet"), {"as_of": "2024-06-30", "format": "csv"})
+    assert 'filename="balance_sheet-20240630.csv"' in response["Content-Disposition"]
+    sheet = read_csv(response)
+    assert [sheet[1][0], sheet[1][2], sheet[1][4]] == ["2024-06-30", "100", "300.00"]
+
+
+def test_reports_and_journal_lines_export_as_xlsx_with_typed_yen(admin_client, post):
+    import datetime
+
+    from mcpsite.tests.exports import read_xlsx
+
+    post("2024-04-10", ("100", 500), ("400", -500), description="=売上")
+    response = admin_client.get(reverse("admin:ledger_balance_sheet"), {"as_of": "2024-06-30", "format": "xlsx"})
+    assert 'filename="balance_sheet-20240630.xlsx"' in response["Content-Disposition"]
+    rows, sheet = read_xlsx(response)
+    assert rows[0][0] == "基準日" and rows[1][0] == datetime.datetime(2024, 6, 30)
+    assert rows[1][2] == "100" and rows[1][4] == 500
+    assert sheet.cell(row=2, column=5).number_format.startswith('"¥"#,##0')
+    lines, sheet = read_xlsx(admin_client.get("/admin/ledger/journalentry/export.xlsx"))
+    assert {row[2] for row in lines[1:]} == {"'=売上"}  # text that would be a formula stays text
+    assert {row[5] for row in lines[1:]} == {500, 0} and sheet.cell(row=2, column=6).number_format.startswith('"¥"')
+    page = admin_client.get("/admin/ledger/journalentry/").content.decode()
+    assert 'href="/admin/ledger/journalentry/export.xlsx"' in page

@@ -11,6 +11,32 @@ from __future__ import annotations
 import enum
 from typing import Any
 
+from django.utils.translation import gettext
+
+
+class Message(str):
+    """A message a person reads: the English text (what tools and logs get, byte for byte) that staff pages show in
+    the page's language (`translated`). Mark the template for the catalogue where it is written:
+    `Message(gettext_noop("Only %(count)d in stock"), count=5)` is the str "Only 5 in stock"."""
+
+    template: str
+    params: dict[str, Any]
+
+    def __new__(cls, template: str, **params: Any) -> Message:
+        text = super().__new__(cls, template % params if params else template)
+        text.template = template
+        text.params = params
+        return text
+
+    def translated(self) -> str:
+        params = {k: translated(v) if isinstance(v, str) else v for k, v in self.params.items()}
+        return gettext(self.template) % params if params else gettext(self.template)
+
+
+def translated(text: str) -> str:
+    """`text` in the active language when it is a `Message`, else as it is (data, a name)."""
+    return text.translated() if isinstance(text, Message) else text
+
 
 class ErrorKind(enum.Enum):
     PARSE_ERROR = "parse_error"
@@ -55,6 +81,11 @@ class ApplicationError(Exception):
         if isinstance(self.data, dict) and isinstance(self.data.get("message"), str):
             return self.data["message"]
         return self.message
+
+    @property
+    def human(self) -> str:
+        """`detail` in the page's language, for staff pages (tools keep the English `detail`)."""
+        return translated(self.detail)
 
 
 class ParseError(ApplicationError):

@@ -1,4 +1,4 @@
-"""The API key admin shows a new key on the creation response only."""
+"""The API key admin shows a new key once: on the page its creation redirects to, never again."""
 
 import pytest
 
@@ -7,23 +7,54 @@ from mcpsite.models import ApiKey
 
 
 @pytest.mark.django_db
-def test_new_key_is_on_the_creation_response_only(admin_client, admin_user):
+def test_new_key_is_shown_once_after_a_redirect_and_a_reload_neither_shows_nor_makes_another(
+    admin_client, admin_user, django_user_model
+):
     response = admin_client.post(
         "/admin/mcpsite/apikey/add/",
         {"name": "voice client", "owner": admin_user.pk, "scopes": ["reminders"], "rate": "100/m", "is_active": "on"},
     )
-    assert response.status_code == 200
-    raw = response.context["raw_key"]
-    assert api_key_authenticate(raw_key=raw) == ApiKey.objects.get(name="voice client")
-    assert f'value="{raw}"' in response.content.decode()
-    assert "no-store" in response["Cache-Control"]
-    # Nothing keeps it for a later page: no messages cookie, nothing in the session, not on the list or the key.
-    assert all(raw not in morsel.value for morsel in response.cookies.values())
-    assert raw not in str(dict(admin_client.session))
+    # POST, then redirect: the page that shows the key is a GET, so a reload re-sends no form.
+    assert response.status_code == 302
     key = ApiKey.objects.get()
+    assert response.url.startswith(f"/admin/mcpsite/apikey/{key.pk}/created/?t=")
+    # Nothing keeps the key in clear for that page: no messages cookie, nothing in the session (nor the cache:
+    # test_a_held_key_is_shown_to_its_maker_once_and_stored_sealed).
+    page = admin_client.get(response.url)
+    raw = page.context["raw_key"]
+    assert api_key_authenticate(raw_key=raw) == key
+    assert f'value="{raw}"' in page.content.decode()
+    assert "no-store" in page["Cache-Control"]
+    for morsel in [*response.cookies.values(), *page.cookies.values()]:
+        assert raw not in morsel.value
+    assert raw not in str(dict(admin_client.session))
+    # A reload: the key is not shown again and no second key is made.
+    reloaded = admin_client.get(response.url)
+    assert reloaded.status_code == 200 and reloaded.context["raw_key"] is None
+    assert raw not in reloaded.content.decode() and "再表示できません" in reloaded.content.decode()
+    assert ApiKey.objects.count() == 1
+    # Another staff member with the link gets nothing either.
+    other = django_user_model.objects.create_superuser("other", password="x" * 12)
+    admin_client.force_login(other)
+    assert admin_client.get(response.url).context["raw_key"] is None
+    admin_client.force_login(admin_user)
     for url in ["/admin/mcpsite/apikey/", f"/admin/mcpsite/apikey/{key.pk}/change/"]:
-        page = admin_client.get(url).content.decode()
-        assert key.prefix in page and raw not in page
+        listing = admin_client.get(url).content.decode()
+        assert key.prefix in listing and raw not in listing
+
+
+def test_a_held_key_is_shown_to_its_maker_once_and_stored_sealed(db):
+    from django.core.cache import cache
+
+    from mcpsite.services import _new_key_slot, api_key_hold_for_showing, api_key_take_held
+
+    token = api_key_hold_for_showing(raw_key="mcp_secret-key-value", user_pk=7)
+    stored = cache.get(_new_key_slot(token, 7))
+    assert isinstance(stored, bytes) and b"secret" not in stored
+    assert api_key_take_held(token=token, user_pk=8) is None
+    assert api_key_take_held(token="forged", user_pk=7) is None
+    assert api_key_take_held(token=token, user_pk=7) == "mcp_secret-key-value"
+    assert api_key_take_held(token=token, user_pk=7) is None
 
 
 @pytest.mark.django_db

@@ -39,6 +39,10 @@ def test_admin_creates_a_key_shown_once_and_lists_tool_calls(admin_login, live_s
     assert page.evaluate("navigator.clipboard.readText()") == raw
     page.screenshot(path="/tmp/mcpsite-admin-key-created.png", full_page=True)
     assert all(raw not in cookie["value"] for cookie in page.context.cookies())  # not parked in a cookie
+    # A reload shows the key no more and makes no second key.
+    page.reload()
+    assert page.locator("#new-api-key").count() == 0 and raw not in page.content()
+    assert ApiKey.objects.count() == 1
 
     page.click("text=APIキー一覧に戻る")
     assert key.prefix in page.locator("#result_list").inner_text()

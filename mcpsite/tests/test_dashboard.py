@@ -337,7 +337,7 @@ def add_shows_and_calls(*, shows: int, calls: int, owner) -> None:
             theater=theaters[i % 10],
             date=today + datetime.timedelta(days=i // 10 % 2),
             start_time=datetime.time(i // 20 // 4, i // 20 % 4 * 15),  # i = 20·slot + 10·day + theater
-            end_time=datetime.time(23, 59),
+            end_time=datetime.time((i // 20 + 1) // 4 % 24, (i // 20 + 1) % 4 * 15),  # a quarter: no overlap
             public_id=f"sq{shows}-{i}",
         )
         for i in range(shows)

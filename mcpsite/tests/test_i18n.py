@@ -39,6 +39,7 @@ PROPER_NAMES = frozenset(
         "API",
         "AP2",
         "CSV",
+        "XLSX",
         "Claude",
         "Cursor",
         "Desktop",
@@ -462,6 +463,27 @@ def test_staff_meet_403_and_404_inside_the_admin_in_their_language(client, djang
     # Outside the admin (and for anyone not staff) Django's own pages answer.
     client.logout()
     assert client.get("/no-such-page/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_staff_meet_a_500_inside_the_admin_in_their_language(admin_user, monkeypatch):
+    """A failure that still happens is the admin's page in the staff's language, not Django's bare English."""
+    from django.test import Client
+
+    from ledger import selectors
+
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(selectors, "trial_balance", broken)
+    client = Client(raise_request_exception=False)
+    client.force_login(admin_user)
+    japanese = client.get("/admin/ledger/account/reports/trial-balance/")
+    page = japanese.content.decode()
+    assert japanese.status_code == 500 and 'id="site-name"' in page and "サイト側で問題が起きました" in page
+    assert "Server Error" not in page and "a bug" not in page
+    english = client.get("/admin/ledger/account/reports/trial-balance/", headers={"Accept-Language": "en"})
+    assert english.status_code == 500 and "Something went wrong on our side" in english.content.decode()
 
 
 @pytest.mark.django_db

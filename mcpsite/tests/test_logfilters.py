@@ -42,3 +42,27 @@ def test_the_filter_redacts_the_message_and_its_arguments():
 def test_other_paths_are_left_alone():
     assert redact("GET /calendars/list 200") == "GET /calendars/list 200"
     assert redact("GET /admin/reminders/calendar 200") == "GET /admin/reminders/calendar 200"
+
+
+@pytest.mark.django_db
+def test_a_403_is_logged_at_warning_without_a_traceback(client, django_user_model):
+    """The console handler's filters drop the traceback Django attaches to a refused page, and only to that."""
+    import io
+    import logging.config
+
+    from django.conf import settings
+
+    stream = io.StringIO()
+    config = {
+        **settings.LOGGING,
+        "handlers": {"console": {**settings.LOGGING["handlers"]["console"], "stream": stream}},
+    }
+    config["handlers"]["console"].pop("formatter", None)
+    logging.config.dictConfig(config)
+    try:
+        client.force_login(django_user_model.objects.create_user("clerk", password="x" * 12, is_staff=True))
+        assert client.get("/admin/cinema/schedule/").status_code == 403
+    finally:
+        logging.config.dictConfig(settings.LOGGING)
+    text = stream.getvalue()
+    assert "Forbidden" in text and "/admin/cinema/schedule/" in text and "Traceback" not in text

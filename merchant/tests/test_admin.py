@@ -1,5 +1,7 @@
 """Merchandiser admin: stock filter, Japanese-aware search, stock adjustments through services."""
 
+from decimal import Decimal
+
 import pytest
 from django.urls import reverse
 
@@ -68,7 +70,7 @@ def test_adjust_stock_refuses_an_oversell_with_a_message(staff, catalogue):
     response = staff.post(
         reverse("admin:merchant_product_adjust_stock", args=[hoodie.pk]), {"reason": "sale", "quantity": 99}
     )
-    assert response.status_code == 200 and "Only 15 in stock" in response.content.decode()
+    assert response.status_code == 200 and "在庫は 15 点しかないため" in response.content.decode()
     assert Product.objects.get(pk=hoodie.pk).inventory_count == 15
 
 
@@ -104,5 +106,39 @@ def test_products_and_stock_movements_export_as_csv(staff, catalogue):
     staff.post(reverse("admin:merchant_product_adjust_stock", args=[mug.pk]), {"reason": "restock", "quantity": 3})
     products = read_csv(staff.get("/admin/merchant/product/export.csv?stock=out"))
     assert [row[0] for row in products[1:]] == ["MUGIBO-PLUSH-S"]
+    # Prices in yen as a number a spreadsheet sums; yes/no as words.
+    header, plush = products[0], products[1]
+    assert header[4] == "価格（円）" and header[-1] == "有効"
+    plush_product = Product.objects.get(sku="MUGIBO-PLUSH-S")
+    assert Decimal(plush[4]) * 100 == plush_product.price_cents and plush[-1] == "はい"
+    from mcpsite.tests.exports import read_xlsx
+
+    rows, sheet = read_xlsx(staff.get("/admin/merchant/product/export.xlsx?stock=out"))
+    assert rows[1][0] == "MUGIBO-PLUSH-S" and rows[1][4] * 100 == plush_product.price_cents
+    assert sheet.cell(row=2, column=5).number_format.startswith('"¥"') and rows[1][-1] == "はい"
     movements = read_csv(staff.get("/admin/merchant/inventorymovement/export.csv"))
     assert movements[1][1] == "MUGIBO-MUG" and movements[1][3] == "入荷" and movements[1][4] == "3"
+
+
+def test_prices_are_entered_and_shown_in_yen_and_stored_in_hundredths(staff, catalogue):
+    """Typing 1500 for ¥1,500 prices the product at ¥1,500 (stored as the seed's 150000), not ¥15."""
+    mug = catalogue["MUGIBO-MUG"]
+    url = reverse("admin:merchant_product_change", args=[mug.pk])
+    form = staff.get(url).context["adminform"].form
+    assert form.initial["price"] * 100 == mug.price_cents
+    data = {
+        **{name: value for name, value in form.initial.items() if value is not None and name != "id"},
+        "price": "1500",
+        "description": mug.description,
+        **{f"movements-{name}": "0" for name in ("TOTAL_FORMS", "INITIAL_FORMS")},
+    }
+    response = staff.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    mug.refresh_from_db()
+    assert mug.price_cents == 150000
+    listing = staff.get(reverse("admin:merchant_product_changelist"), {"q": mug.sku}).content.decode()
+    assert "¥1,500" in listing
+    response = staff.post(url, {**data, "price": "19.999"})
+    assert response.status_code == 200 and "price" in response.context["adminform"].form.errors
+    mug.refresh_from_db()
+    assert mug.price_cents == 150000

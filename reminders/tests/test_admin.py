@@ -43,7 +43,7 @@ def test_resend_action_requeues_only_failed(admin_client, failed_message, owner,
         follow=True,
     )
     text = response.content.decode()
-    assert "1 件のメッセージを再び送信待ちにしました。" in text and "only failed messages can be resent" in text
+    assert "1 件のメッセージを再び送信待ちにしました。" in text and "再送できるのは失敗したメッセージだけです" in text
     assert Message.objects.get(pk=failed_message.pk).status == "queued"
     assert Message.objects.get(pk=sent.pk).status == "sent"
 
@@ -132,7 +132,7 @@ def test_profile_form_refuses_webhooks_to_non_public_hosts(admin_client, owner, 
     fake_dns["localhost"] = ["127.0.0.1", "::1"]
     response = admin_client.post("/admin/reminders/profile/add/", {"owner": owner.pk, "webhook_url": url})
     assert response.status_code == 200
-    assert response.context["adminform"].form.errors["webhook_url"] == [webhooks.REFUSED]
+    assert response.context["adminform"].form.errors["webhook_url"] == [webhooks.REFUSED.translated()]
     assert not Profile.objects.exists()
 
 

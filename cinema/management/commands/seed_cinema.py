@@ -224,7 +224,7 @@ class Command(BaseCommand):
                     theater=theater,
                     date=day,
                     start_time=datetime.time(slot // 6, slot % 6 * 10),
-                    end_time=datetime.time(23, 59),
+                    end_time=datetime.time((slot + 1) // 6 % 24, (slot + 1) % 6 * 10),  # ten minutes: no overlap
                 )
                 seats = theater_seats[n % 7 :: 10][: 5 + n % 50]
                 reservation = Reservation.objects.create(
