@@ -112,3 +112,60 @@ def test_a_keyboard_user_skips_the_dashboard_and_meets_no_zero_bars(admin_login,
     assert page.evaluate("location.hash") == "#content-main"
     assert page.locator("#staff-dashboard a.dash-bar[data-rows='0']").count() == 0
     assert page.locator("#staff-dashboard g.dash-bar.empty").count() > 0  # the zeros are there, as text
+
+
+def test_a_keyboard_user_blocks_a_seat_and_sees_where_the_focus_is(admin_login, live_server):
+    """The theater's seat checkboxes are in the tab order: Space blocks a seat, its label shows the focus (an
+    outline), and the labels read at 4.5:1 at least, for sale and blocked."""
+    from django.db import connection
+
+    from cinema.models import Seat
+    from cinema.tests.conftest import make_theater
+
+    theater = make_theater("シアターK", rows=2, columns=3)
+    page = admin_login()
+    page.goto(f"{live_server.url}/admin/cinema/theater/{theater.pk}/change/")
+    page.focus("#id_blocked_seats_0")  # A1, then Tab to A2
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "id_blocked_seats_1"
+    page.keyboard.press("Space")
+    label = "label[for=id_blocked_seats_1]"
+    assert page.eval_on_selector(label, "el => getComputedStyle(el).outlineStyle") == "solid"
+    colours = page.eval_on_selector(label, "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+    assert colours == ["rgb(255, 255, 255)", "rgb(107, 107, 107)"]  # #fff on #6b6b6b: 5.3:1
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".messagelist")
+    try:
+        blocked = set(Seat.objects.filter(theater=theater, blocked=True).values_list("label", flat=True))
+    finally:
+        connection.close()  # opened while Playwright's loop ran (see cinema/tests/test_admin_browser.py)
+    assert blocked == {"A2"}
+
+
+CONTRAST_JS = """([selector, property]) => {
+  const rgb = s => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const linear = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = c => { const [r, g, b] = c.map(linear); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const el = document.querySelector(selector);
+  const fg = lum(rgb(getComputedStyle(el)[property]));
+  const bg = lum(rgb(getComputedStyle(document.body).backgroundColor));
+  return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+}"""
+
+
+def test_the_dashboard_in_dark_mode_keeps_its_contrast(live_server, chromium, django_user_model, monkeypatch):
+    """With the system's dark mode, the balance mark reads at 4.5:1 and the solid bars stand at 3:1 on the page."""
+    seed_demo_world(monkeypatch)
+    django_user_model.objects.create_superuser(username="night", password="night-password-123")
+    context = chromium.get().new_context(locale="ja-JP", color_scheme="dark")
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.url}/admin/login/")
+        page.fill("#id_username", "night")
+        page.fill("#id_password", "night-password-123")
+        page.click("input[type=submit]")
+        page.wait_for_selector("#staff-dashboard")
+        assert page.evaluate(CONTRAST_JS, ["#staff-dashboard .balanced", "color"]) >= 4.5
+        assert page.evaluate(CONTRAST_JS, [".dash-solid-fill", "fill"]) >= 3
+    finally:
+        context.close()
