@@ -210,6 +210,13 @@ class JournalLineInline(admin.TabularInline):
     def get_extra(self, request, obj=None, **kwargs):
         return 0 if obj else 4
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # A tabular row's inputs have no <label> of their own (the column heading names them): name each one.
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None:
+            field.widget.attrs.setdefault("aria-label", db_field.verbose_name)
+        return field
+
     def has_change_permission(self, request, obj=None):
         return False
 
