@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, F, OuterRef, Q, StringAgg, Subquery, Value
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater, seat_order
@@ -426,16 +426,23 @@ def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time
 
 def reservation_counts_by_day(*, since: datetime.datetime, until: datetime.datetime) -> dict[datetime.date, int]:
     """Reservations made in [since, until) per local day (cancelled ones too: they were bookings that day); one
-    GROUP BY query, days without bookings absent."""
-    rows = (
-        Reservation.objects.filter(reserved_at__gte=since, reserved_at__lt=until)
-        .annotate(day=TruncDate("reserved_at", tzinfo=timezone.get_current_timezone()))
-        .order_by()
-        .values("day")
-        .annotate(n=Count("id"))
-        .values_list("day", "n")
+    query, days without bookings absent. Each day is a range of `reserved_at` (a conditional COUNT per day), not
+    the local date of every row: that is a Python function per row on SQLite."""
+    zone = timezone.get_current_timezone()
+    day, last = timezone.localtime(since, zone).date(), timezone.localtime(until, zone).date()
+    bounds = {}
+    while day <= last:
+        start = max(since, datetime.datetime.combine(day, datetime.time(), zone))
+        end = min(until, datetime.datetime.combine(day + datetime.timedelta(days=1), datetime.time(), zone))
+        if start < end:
+            bounds[day] = Q(reserved_at__gte=start, reserved_at__lt=end)
+        day += datetime.timedelta(days=1)
+    if not bounds:
+        return {}
+    counts = Reservation.objects.filter(reserved_at__gte=since, reserved_at__lt=until).aggregate(
+        **{f"day{n}": Count("pk", filter=q) for n, q in enumerate(bounds.values())}
     )
-    return dict(rows)
+    return {day: counts[f"day{n}"] for n, day in enumerate(bounds) if counts[f"day{n}"]}
 
 
 # --- printed sheets (the admin's seat map and day sheet) -----------------------------------------------------------

@@ -7,7 +7,7 @@ from decimal import Decimal
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Sum
+from django.db.models import DecimalField, Exists, OuterRef, Subquery, Sum
 from django.forms.models import BaseInlineFormSet
 from django.urls import path, reverse
 from django.utils import timezone
@@ -15,6 +15,7 @@ from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_export import CsvExportMixin, csv_response, xlsx_response
+from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST, CappedCountPaginator
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
@@ -221,6 +222,13 @@ class JournalLineInline(admin.TabularInline):
     def get_extra(self, request, obj=None, **kwargs):
         return 0 if obj else 4
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # A tabular row's inputs have no <label> of their own (the column heading names them): name each one.
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None:
+            field.widget.attrs.setdefault("aria-label", db_field.verbose_name)
+        return field
+
     def has_change_permission(self, request, obj=None):
         return False
 
@@ -235,7 +243,8 @@ class JournalLineInline(admin.TabularInline):
 
 class AccountTypeFilter(admin.SimpleListFilter):
     """Entries with a line on an account of the chosen type (the dashboard's monthly revenue and expenses open
-    this). A subquery, not a join on the lines: a join would multiply the rows the list's amount sums."""
+    this). An EXISTS per entry, not a join on the lines: a join would list an entry once per line; and not an
+    `IN (every matching line)`, which would read all of them before the first page."""
 
     title = _("account type")
     parameter_name = "account_type"
@@ -246,12 +255,12 @@ class AccountTypeFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         if self.value() not in AccountType.values:
             return queryset
-        return queryset.filter(pk__in=JournalLine.objects.filter(account__type=self.value()).values("entry_id"))
+        return queryset.filter(Exists(JournalLine.objects.filter(entry=OuterRef("pk"), account__type=self.value())))
 
 
 class AccountFilter(admin.SimpleListFilter):
-    """Entries with a line on one account (by code): a report line's drill-down opens this with its period. A
-    subquery, like the account type's."""
+    """Entries with a line on one account (by code): a report line's drill-down opens this with its period. An
+    EXISTS, like the account type's."""
 
     title = _("account")
     parameter_name = "account"
@@ -262,7 +271,7 @@ class AccountFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         if not self.value():
             return queryset
-        return queryset.filter(pk__in=JournalLine.objects.filter(account__code=self.value()).values("entry_id"))
+        return queryset.filter(Exists(JournalLine.objects.filter(entry=OuterRef("pk"), account__code=self.value())))
 
 
 @admin.register(JournalEntry)
@@ -271,6 +280,11 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
     list_filter = ["date", AccountTypeFilter, AccountFilter]
     search_fields = ["description", "=id"]
     date_hierarchy = "date"
+    # At a million lines (bench/bench_staff_pages.py): the date hierarchy from the first and last date, not a
+    # DISTINCT over every entry; one count, capped, not a second one of every entry beside a filtered list's.
+    change_list_template = BOUNDED_DATES_CHANGE_LIST
+    show_full_result_count = False
+    paginator = CappedCountPaginator
     fields = ["date", "description", "created_by", "reversal_of"]
     readonly_fields = ["created_by", "reversal_of"]
     inlines = [JournalLineInline]
@@ -280,8 +294,21 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
         return (
             super()
             .get_queryset(request)
-            .select_related("created_by", "reversal_of", "reversal")
-            .annotate(debit_total=Sum("lines__debit"))  # the list's amounts in its one query
+            .select_related("created_by", "reversal_of")
+            # Each listed entry's amount and whether it is reversed: subqueries evaluated for the page's rows only
+            # (a SUM over a join with the lines would group every entry before the page is cut, and SQLite's
+            # planner scans the entries for a join on the mostly empty `reversal_of` once ANALYZE has run).
+            .annotate(
+                reversed=Exists(JournalEntry.objects.filter(reversal_of=OuterRef("pk"))),
+                debit_total=Subquery(
+                    JournalLine.objects.filter(entry=OuterRef("pk"))
+                    .order_by()
+                    .values("entry")
+                    .annotate(total=Sum("debit"))
+                    .values("total"),
+                    output_field=DecimalField(max_digits=20, decimal_places=2),
+                ),
+            )
         )
 
     export_yen_columns = [5, 6]  # debit, credit
@@ -296,7 +323,7 @@ class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
 
     @admin.display(description=_("reversed"), boolean=True)
     def is_reversed(self, obj):
-        return hasattr(obj, "reversal")
+        return obj.reversed
 
     def has_change_permission(self, request, obj=None):
         # Posted entries are immutable: the change page is read-only; correct with a reversal.

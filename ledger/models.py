@@ -90,6 +90,8 @@ class JournalEntry(models.Model):
             models.CheckConstraint(condition=~Q(description=""), name="ledger_entry_description_not_empty"),
         ]
         ordering = ["-date", "-created_at"]
+        # The entry list's order, walked backwards: a page of it reads 100 rows, not every entry.
+        indexes = [models.Index(fields=["date", "created_at", "id"], name="ledger_entry_list_order_idx")]
         verbose_name = _("journal entry")
         verbose_name_plural = _("journal entries")
 
@@ -132,6 +134,8 @@ class JournalLine(models.Model):
             ),
             models.UniqueConstraint(fields=["entry", "line_no"], name="ledger_line_unique_line_no"),
         ]
+        # The entry list's account filter (ledger/admin.py): "has this entry a line on that account" from the index.
+        indexes = [models.Index(fields=["account", "entry"], name="ledger_line_account_entry_idx")]
         ordering = ["entry", "line_no"]
         verbose_name = _("journal line")
         verbose_name_plural = _("journal lines")
@@ -147,3 +151,25 @@ class JournalLine(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ImmutableError("Posted journal lines cannot be deleted; post a reversal entry instead.")
+
+
+class AccountDayTotal(models.Model):
+    """One account's debit and credit totals on one day (its entries' date), in whole cents (exact on SQLite,
+    which keeps decimals as REAL). Written only by database triggers on the lines (migration
+    0004_account_day_totals, both backends), whichever way a line is written, so the reports and the dashboard
+    read at most accounts × days rows instead of every line."""
+
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="+", db_index=False, verbose_name=_("account")
+    )
+    date = models.DateField(_("date"))
+    debit_cents = models.DecimalField(_("debit (cents)"), max_digits=38, decimal_places=0, default=0)
+    credit_cents = models.DecimalField(_("credit (cents)"), max_digits=38, decimal_places=0, default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "date"], name="ledger_day_total_unique")]
+        verbose_name = _("account day total")
+        verbose_name_plural = _("account day totals")
+
+    def __str__(self) -> str:
+        return f"{self.account_id} {self.date}"

@@ -1,4 +1,5 @@
-"""Ledger reads. Balances are never stored: every report is one SQL GROUP BY over the lines.
+"""Ledger reads. Every report is one SQL GROUP BY over each account's day totals (`AccountDayTotal`, kept by
+database triggers on the lines: at most accounts × days rows, however many lines a day has).
 
 Each report costs a constant two queries (the chart of accounts and one aggregate), whatever the
 number of lines; Python only walks the per-account totals.
@@ -21,7 +22,7 @@ from django.utils.translation import gettext
 from mcpsite.core.db import sums_decimals_exactly
 from mcpsite.core.errors import NotFound
 
-from .models import DEBIT_NORMAL, Account, AccountType, JournalEntry, JournalLine
+from .models import DEBIT_NORMAL, Account, AccountDayTotal, AccountType, JournalEntry, JournalLine
 
 ZERO = Decimal(0)
 _AMOUNT = DecimalField(max_digits=20, decimal_places=2)
@@ -36,11 +37,6 @@ def _sum(field: str) -> Coalesce:
     if not sums_decimals_exactly(connection):
         return Coalesce(Sum(Cast(Round(F(field) * 100), BigIntegerField())), Value(0))
     return Coalesce(Sum(field), Value(ZERO), output_field=_AMOUNT)
-
-
-def _amount(value: Decimal | int) -> Decimal:
-    """A `_sum` result as money: whole cents on SQLite, the exact sum on PostgreSQL."""
-    return Decimal(value) if sums_decimals_exactly(connection) else Decimal(value).scaleb(-2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,29 +134,41 @@ def account_get(*, code: str) -> Account:
         ) from None
 
 
+def _day_totals(*, start: datetime.date | None = None, end: datetime.date | None = None) -> QuerySet[AccountDayTotal]:
+    """The day totals of days in [start, end] (either end open)."""
+    days = AccountDayTotal.objects.order_by()
+    if start is not None:
+        days = days.filter(date__gte=start)
+    if end is not None:
+        days = days.filter(date__lte=end)
+    return days
+
+
+def _cents(value: Decimal | int | None) -> Decimal:
+    """A sum of whole cents as money."""
+    return Decimal(value or 0).scaleb(-2)
+
+
 def account_totals(*, start: datetime.date | None = None, end: datetime.date | None = None) -> list[AccountTotal]:
     """Debit and credit totals per account for entries dated in [start, end] (either end open).
 
-    Two queries: the accounts, and one GROUP BY account over the lines joined to their entries.
+    Two queries: the accounts, and one GROUP BY account over their day totals.
     """
-    lines = JournalLine.objects.all()
-    if start is not None:
-        lines = lines.filter(entry__date__gte=start)
-    if end is not None:
-        lines = lines.filter(entry__date__lte=end)
     sums = {
-        row["account_id"]: (_amount(row["debit"]), _amount(row["credit"]))
-        for row in lines.order_by().values("account_id").annotate(debit=_sum("debit"), credit=_sum("credit"))
+        row["account_id"]: (_cents(row["debit"]), _cents(row["credit"]))
+        for row in _day_totals(start=start, end=end)
+        .values("account_id")
+        .annotate(debit=Sum("debit_cents"), credit=Sum("credit_cents"))
     }
     return [AccountTotal(account, *sums.get(account.pk, (ZERO, ZERO))) for account in Account.objects.order_by("code")]
 
 
 def account_balance(*, account: Account, as_of: datetime.date) -> Decimal:
     """The account's balance on its normal side, over entries dated up to and including `as_of`."""
-    totals = JournalLine.objects.filter(account=account, entry__date__lte=as_of).aggregate(
-        debit=_sum("debit"), credit=_sum("credit")
+    totals = (
+        _day_totals(end=as_of).filter(account=account).aggregate(debit=Sum("debit_cents"), credit=Sum("credit_cents"))
     )
-    return AccountTotal(account, _amount(totals["debit"]), _amount(totals["credit"])).balance
+    return AccountTotal(account, _cents(totals["debit"]), _cents(totals["credit"])).balance
 
 
 def balance_sheet(*, as_of: datetime.date) -> BalanceSheet:
@@ -265,24 +273,19 @@ class MonthResult:
 
 def revenue_expenses_by_month(*, year: int) -> list[MonthResult]:
     """Revenue and expenses of each month of fiscal `year` (on their normal sides, so a reversal nets out):
-    one GROUP BY month and account type over the lines."""
+    one GROUP BY month and account type over the accounts' day totals."""
     months = fiscal_year_months(year=year)
-    end = datetime.date(year + 1, FISCAL_YEAR_START_MONTH, 1)
     rows = (
-        JournalLine.objects.filter(
-            entry__date__gte=months[0],
-            entry__date__lt=end,
-            account__type__in=[AccountType.REVENUE, AccountType.EXPENSE],
-        )
-        .annotate(month=TruncMonth("entry__date"))
-        .order_by()
+        _day_totals(start=months[0], end=fiscal_year_bounds(year=year)[1])
+        .filter(account__type__in=[AccountType.REVENUE, AccountType.EXPENSE])
+        .annotate(month=TruncMonth("date"))
         .values("month", "account__type")
-        .annotate(debit=_sum("debit"), credit=_sum("credit"))
+        .annotate(debit=Sum("debit_cents"), credit=Sum("credit_cents"))
     )
     totals: dict[tuple[datetime.date, str], Decimal] = {}
     for row in rows:
         month = row["month"].date() if isinstance(row["month"], datetime.datetime) else row["month"]
-        debit, credit = _amount(row["debit"]), _amount(row["credit"])
+        debit, credit = _cents(row["debit"]), _cents(row["credit"])
         totals[month, row["account__type"]] = (
             credit - debit if row["account__type"] == AccountType.REVENUE else debit - credit
         )

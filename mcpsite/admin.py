@@ -14,7 +14,7 @@ from django_tasks_db.admin import DBTaskResultAdmin
 from django_tasks_db.models import DBTaskResult
 
 from . import services
-from .admin_lists import BOUNDED_DATES_CHANGE_LIST, indexed_values_filter
+from .admin_lists import BOUNDED_DATES_CHANGE_LIST, CappedCountPaginator, indexed_values_filter
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
 from .client_config import http_client_config
@@ -137,7 +137,16 @@ class ToolCallAdmin(StaffModelAdmin):
     date_hierarchy = "created_at"
     change_list_template = BOUNDED_DATES_CHANGE_LIST
     show_full_result_count = False
+    paginator = CappedCountPaginator
     list_select_related = ["api_key"]
+
+    def get_search_results(self, request, queryset, search_term):
+        """A request ID is found through its index (one exact match); any other term is searched in the tool and
+        the key's name as Django does, which reads every row."""
+        term = search_term.strip()
+        if term and ToolCall.objects.filter(request_id=term).exists():
+            return queryset.filter(request_id=term), False
+        return super().get_search_results(request, queryset, search_term)
 
     def has_add_permission(self, request):
         return False

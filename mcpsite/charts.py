@@ -37,6 +37,7 @@ class Bar:
     href: str
     title: str  # "category – series: value", the bar's tooltip and accessible name
     rows: int | None
+    empty: bool  # a zero: shown as its value, not a link (no rows behind it, no tab stop)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +86,7 @@ def hbar_chart(
                     href=value.href,
                     title=f"{label} – {series[position]}: {value.text}",
                     rows=value.rows,
+                    empty=not value.value,
                 )
             )
     height = len(rows) * (group_height + GROUP_GAP)

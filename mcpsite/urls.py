@@ -1,10 +1,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from .home import home
 from .mcp import views
 from .observability import metrics, readyz
 
 urlpatterns = [
+    path("", home, name="home"),  # the admin's "View site"
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),

@@ -26,7 +26,7 @@ def test_seat_map_and_layout_builder(admin_login, live_server):
     page.wait_for_selector(".cinema-seat-map")
     page.screenshot(path="/tmp/cinema-seat-map.png", full_page=True)
     colour = page.eval_on_selector('[data-seat="D6"]', "el => getComputedStyle(el).backgroundColor")
-    assert colour == "rgb(224, 88, 75)"  # reserved: red
+    assert colour == "rgb(192, 57, 43)"  # reserved: red
     assert page.eval_on_selector('[data-seat="A1"]', "el => el.className") == "seat blocked"
     assert page.locator(".cinema-seat-map [data-seat].available").count() == 96 - 2 - 3
 
@@ -104,7 +104,7 @@ def test_seat_map_and_day_sheet_print_as_pdf_pages(admin_login, live_server, tmp
     seat_map = f"{live_server.url}/admin/cinema/schedule/{shows[0].pk}/print/"
     assert pdf_pages(seat_map, "seat-map.pdf") == 1
     page.emulate_media(media="print")
-    assert page.eval_on_selector('[data-seat="D6"]', "el => getComputedStyle(el).backgroundColor") == "rgb(224, 88, 75)"
+    assert page.eval_on_selector('[data-seat="D6"]', "el => getComputedStyle(el).backgroundColor") == "rgb(192, 57, 43)"
     assert "山田花子" in page.inner_text("table.print-bookings")
     page.emulate_media(media="screen")
 

@@ -120,3 +120,28 @@ def test_the_weeks_best_selling_genre_recommends_its_well_rated_films(freeze_now
     flags = {row.movie.public_id: row.recommended for row in selectors.movie_list(on=day, query=None, limit=10)}
     assert flags == {"m903": True, "m904": False}
     assert selectors.genres_selling_best(end=day - datetime.timedelta(days=30)) == set()  # no sales: no genre
+
+
+def test_reservation_counts_by_day_split_at_local_midnight(django_assert_num_queries):
+    """Bookings are counted on their Tokyo day (a booking at 23:59 and one at 00:00 fall on two days), within
+    [since, until), in one query."""
+    from cinema.models import Reservation
+
+    tokyo = datetime.timezone(datetime.timedelta(hours=9))
+    show = make_schedule(make_movie(), make_theater(rows=1, columns=2), DAY)
+    times = [
+        datetime.datetime(2030, 4, 28, 23, 59, tzinfo=tokyo),  # before `since`: not counted
+        datetime.datetime(2030, 4, 29, 0, 0, tzinfo=tokyo),
+        datetime.datetime(2030, 4, 29, 23, 59, 59, tzinfo=tokyo),
+        datetime.datetime(2030, 4, 30, 0, 0, tzinfo=tokyo),
+        datetime.datetime(2030, 4, 30, 8, 0, tzinfo=tokyo),
+        datetime.datetime(2030, 5, 2, 0, 0, tzinfo=tokyo),  # at `until`: not counted
+    ]
+    for n, moment in enumerate(times):
+        Reservation.objects.create(
+            public_id=f"r{n}", schedule=show, customer_name="客", password_hash="x", reserved_at=moment
+        )
+    since = datetime.datetime(2030, 4, 29, 0, 0, tzinfo=tokyo)
+    with django_assert_num_queries(1):
+        counts = selectors.reservation_counts_by_day(since=since, until=since + datetime.timedelta(days=3))
+    assert counts == {datetime.date(2030, 4, 29): 2, datetime.date(2030, 4, 30): 2}

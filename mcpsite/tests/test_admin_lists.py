@@ -111,3 +111,38 @@ def test_an_empty_list_offers_no_dates(admin_client):
     assert bounded_date_hierarchy(cl) == django_date_hierarchy(cl)
     cl = admin_client.get(f"{LIST}?created_at__year=2020").context["cl"]
     assert bounded_date_hierarchy(cl)["choices"] == django_date_hierarchy(cl)["choices"] == []
+
+
+def test_a_list_past_the_count_cap_counts_no_further_and_says_so(admin_client, every_day, monkeypatch):
+    """CappedCountPaginator: the count reads at most the cap plus one row (a LIMIT inside the COUNT), the list
+    pages through the cap and says "N+"; under the cap it counts exactly as Django does."""
+    from mcpsite import admin_lists
+
+    monkeypatch.setattr(admin_lists, "COUNT_CAP", 20)
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get(LIST)
+    counts = [q["sql"].upper() for q in queries if "COUNT(" in q["sql"].upper()]
+    assert len(counts) == 1 and "LIMIT 21" in counts[0]
+    cl = response.context["cl"]
+    assert (cl.result_count, cl.paginator.num_pages, cl.paginator.count_capped) == (20, 1, True)
+    html = response.content.decode()
+    assert re.search(r"20\+\s*(tool calls|ツール呼び出し)", html), "the paginator says 20+"
+    one_tool = admin_client.get(LIST, {"tool__exact": "book_seats"}).context["cl"]
+    assert (one_tool.result_count, one_tool.paginator.count_capped) == (
+        ToolCall.objects.filter(tool="book_seats").count(),
+        False,
+    )
+    searched = admin_client.get(LIST, {"q": "s"})  # every tool name has an s
+    assert "20+" in searched.content.decode()  # the search bar's "N results" too
+
+
+def test_a_request_id_search_is_one_exact_indexed_match(admin_client, every_day):
+    """A request ID is looked up by equality (its index), not by a LIKE over every row; other terms still search
+    the tool's name as Django does."""
+    call = ToolCall.objects.order_by("created_at")[5]
+    with CaptureQueriesContext(connection) as queries:
+        response = admin_client.get(LIST, {"q": f" {call.request_id} "})
+    assert [r.pk for r in response.context["cl"].result_list] == [call.pk]
+    assert not [q for q in queries if "LIKE" in q["sql"].upper() and "MCPSITE_TOOLCALL" in q["sql"].upper()]
+    partial = admin_client.get(LIST, {"q": "book_se"}).context["cl"]
+    assert partial.result_count == ToolCall.objects.filter(tool="book_seats").count() > 1

@@ -143,7 +143,7 @@ def test_the_dashboard_is_on_the_site_index_only(demo_world, admin_client):
 def test_every_number_links_to_a_working_filtered_changelist_with_those_rows(demo_world, admin_client):
     links = dashboard_links(dashboard_html(admin_client))
     counted = [(href, rows) for href, rows in links if rows is not None]
-    assert len(links) > 60 and len(counted) > 30
+    assert len(links) > 60 and len(counted) > 20  # (a bar of zero is no link: nothing to list)
     assert any(rows for _href, rows in counted)  # not only zeros
     for href, rows in links:
         response = admin_client.get(href)
