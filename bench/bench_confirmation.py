@@ -56,6 +56,7 @@ def main() -> None:
     from asgiref.testing import ApplicationCommunicator
     from django.contrib.auth import get_user_model
 
+    from mcpsite.guard import RequestGuard
     from mcpsite.routing import Application
     from mcpsite.services import api_key_create
     from reminders.models import Contact, Message
@@ -69,7 +70,7 @@ def main() -> None:
         lifespan = ApplicationCommunicator(app, {"type": "lifespan"})
         await lifespan.send_input({"type": "lifespan.startup"})
         assert (await lifespan.receive_output(30))["type"] == "lifespan.startup.complete"
-        transport = httpx2.ASGITransport(app=app)
+        transport = httpx2.ASGITransport(app=RequestGuard(app))
         headers = {**HEADERS, "Authorization": f"Bearer {raw}"}
         confirmed, unconfirmed = [], []
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000", headers=headers) as http:

@@ -175,7 +175,7 @@ def _enqueue_message(message_id: int) -> None:
     deliver_message.enqueue(message_id=message_id)
 
 
-def message_id_header(message: Message) -> str:
+def message_id_header(*, message: Message) -> str:
     """The message's `Message-ID`: one per message, whatever attempt sends it, so a recipient whose mail arrives
     twice (a worker that died after the send and before recording it) can drop the copy."""
     return f"<{message.public_id}@mcpsite>"
@@ -191,7 +191,7 @@ def _send_message(message: Message) -> None:
         body=message.text,
         to=[message.address],
         reply_to=[message.owner.email] if message.owner.email else None,
-        headers={"Message-ID": message_id_header(message)},
+        headers={"Message-ID": message_id_header(message=message)},
     ).send()
 
 

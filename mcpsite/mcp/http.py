@@ -185,7 +185,10 @@ class McpHttpApp:
             error = ServiceUnavailable(data="The MCP transport needs the ASGI lifespan (uvicorn --lifespan on)")
             await send_refusal(send, error)
             return
-        api_key = scope.get(SCOPE_PRINCIPAL)
+        if SCOPE_PRINCIPAL not in scope:  # never served without the ingress, which authenticates
+            await send_refusal(send, ServiceUnavailable(data="The MCP transport is served behind mcpsite.guard"))
+            return
+        api_key = scope[SCOPE_PRINCIPAL]
         scope = dict(_trim_mcp_headers(scope))
         body = await _body(scope, receive)
         receive = replay(body, receive)

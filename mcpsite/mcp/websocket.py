@@ -29,8 +29,11 @@ class McpWebSocketConsumer(AsyncWebsocketConsumer):
         if group is not None and group not in tool_groups():
             await self.close(code=CLOSE_UNKNOWN_GROUP)
             return
+        if SCOPE_PRINCIPAL not in self.scope:  # never served without the ingress, which authenticates
+            await self.close(code=CLOSE_UNKNOWN_GROUP)
+            return
         self.tool_groups = [group] if group else None
-        self.api_key = self.scope.get(SCOPE_PRINCIPAL)
+        self.api_key = self.scope[SCOPE_PRINCIPAL]
         await self.accept()
 
     async def receive(self, text_data=None, bytes_data=None) -> None:

@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from mcpsite.guard import RequestGuard
 from mcpsite.mcp import threads
 from reminders.models import Contact, Message
 
@@ -40,7 +41,7 @@ async def modern_client(url: str, raw_key: str, answer: types.ElicitResult | Non
             raise AssertionError("this test drives the rounds itself")
         return answer
 
-    transport = httpx2.ASGITransport(app=app) if app is not None else None
+    transport = httpx2.ASGITransport(app=RequestGuard(app)) if app is not None else None
     headers = {"Authorization": f"Bearer {raw_key}"}
     async with httpx2.AsyncClient(transport=transport, headers=headers, timeout=30) as http:
         transport_streams = streamable_http_client(url, http_client=http)
