@@ -51,20 +51,28 @@ def site(live_template, tmp_path_factory):
         yield site
 
 
+def in_background(work) -> tuple[threading.Thread, list]:
+    """`work(results)` in a thread; an HTTP error it raises is appended to `results` too."""
+    results: list = []
+
+    def run() -> None:
+        try:
+            work(results)
+        except httpx2.HTTPError as exc:
+            results.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, results
+
+
 def call_in_background(url: str, key: str) -> tuple[threading.Thread, list]:
     """resolve_points over /rpc in a thread (the upstream makes it slow); the list gets its response or error."""
-    outcome: list = []
-
-    def call() -> None:
-        body = {"jsonrpc": "2.0", "id": 1, "method": "resolve_points", "params": {"points": [{"lat": 35, "lon": 139}]}}
-        try:
-            outcome.append(httpx2.post(f"{url}/rpc", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=60))
-        except httpx2.HTTPError as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=call)
-    thread.start()
-    return thread, outcome
+    body = {"jsonrpc": "2.0", "id": 1, "method": "resolve_points", "params": {"points": [{"lat": 35, "lon": 139}]}}
+    headers = {"Authorization": f"Bearer {key}"}
+    return in_background(
+        lambda results: results.append(httpx2.post(f"{url}/rpc", json=body, headers=headers, timeout=60))
+    )
 
 
 def test_sigterm_lets_a_call_in_flight_finish_and_refuses_new_ones(site):
@@ -104,19 +112,13 @@ def listen_in_background(url: str, key: str) -> tuple[threading.Thread, list]:
     message = envelope("L", "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     headers = {k.decode(): v.decode() for k, v in routing_headers(message)}
     headers.update({"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"})
-    lines: list = []
 
-    def listen() -> None:
-        try:
-            with httpx2.stream("POST", f"{url}/mcp", json=message, headers=headers, timeout=60) as response:
-                lines.extend(json.loads(line[5:]) for line in response.iter_lines() if line.startswith("data:"))
-            lines.append("closed")
-        except httpx2.HTTPError as exc:
-            lines.append(exc)
+    def listen(lines: list) -> None:
+        with httpx2.stream("POST", f"{url}/mcp", json=message, headers=headers, timeout=60) as response:
+            lines.extend(json.loads(line[5:]) for line in response.iter_lines() if line.startswith("data:"))
+        lines.append("closed")
 
-    thread = threading.Thread(target=listen)
-    thread.start()
-    return thread, lines
+    return in_background(listen)
 
 
 def test_sigterm_ends_listen_streams_with_their_result_and_lets_calls_finish(site):
