@@ -31,7 +31,7 @@ from .mcp import caps, dispatch, jsonrpc, registry
 from .mcp.auth import SCOPE_PRINCIPAL, api_key_from_scope, bearer_challenge, endpoint_scope_denied
 from .mcp.http import SCOPE_GROUPS, mcp_groups_for_path, replay
 from .mcp.outages import unavailable
-from .mcp.refusals import refusal, send_refusal
+from .mcp.refusals import Shape, refusal, send_refusal
 
 RPC, REST, MCP, OTHER = "rpc", "rest", "mcp", "other"
 _REST_PATH = re.compile(r"^/mcp(?:/(?P<group>[^/]+))?/tools/[^/]+/?$")
@@ -82,15 +82,17 @@ class RequestGuard:
         kind, groups = endpoint(scope["path"])
         limit = limit_for(kind, groups)
         principal, body = None, b""
+        read: bytes | None
         try:
             if not host_allowed(scope):
                 raise _Refused(InvalidRequest(data="Invalid Host header"))
             _check_declared_length(scope, limit)
             if kind != OTHER:
                 principal = await _principal(scope, groups if kind == MCP else None)
-            body = await _read_body(receive, limit)
-            if body is None:  # the client went away
+            read = await _read_body(receive, limit)
+            if read is None:  # the client went away
                 return
+            body = read
             if kind in (MCP, REST) and principal is not None:
                 ctx = dispatch.call_context(transport="http" if kind == MCP else "rest", api_key=principal)
                 await _available(dispatch.aaccount(ctx, _called_tool(body, kind)))
@@ -98,7 +100,7 @@ class RequestGuard:
             error = exc.error if isinstance(exc, _Refused) else exc
             challenged = kind == MCP and error.kind.name in _CHALLENGED
             challenge = bearer_challenge(scope, error, groups) if challenged else None
-            shape = "rest" if kind == REST else "jsonrpc"
+            shape: Shape = "rest" if kind == REST else "jsonrpc"
             request_id = _request_id(body) if kind in (MCP, RPC) else None
             # The rest of an unread body would be taken for the next request on this connection.
             close = [(b"connection", b"close")] if body == b"" else []

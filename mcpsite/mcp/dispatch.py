@@ -99,7 +99,8 @@ class _Frame:
     __slots__ = ("group", "outcome", "error_code")
 
     def __init__(self) -> None:
-        self.group, self.outcome, self.error_code = "", ToolCall.Outcome.OK, ""
+        self.group, self.error_code = "", ""
+        self.outcome: str = ToolCall.Outcome.OK
 
     def ended(self, outcome: str, error: ApplicationError | None = None) -> None:
         self.outcome, self.error_code = outcome, str(jsonrpc_code(error)) if error is not None else ""
