@@ -82,8 +82,8 @@ def render_error(exc: ApplicationError) -> dict[str, Any]:
     if isinstance(exc, GeoError):
         return exc.as_seed_error()
     if isinstance(exc, InvalidParams):
-        match = _PATH_PREFIX.match(exc.message)
-        error = {"code": "INVALID_INPUT", "message": exc.message}
+        match = _PATH_PREFIX.match(exc.detail)
+        error = {"code": "INVALID_INPUT", "message": exc.detail}
         if match:
             error["location"] = match["path"]
         return {"error": error}

@@ -151,7 +151,7 @@ def test_unknown_accounts_are_404_naming_every_code(call_tool, chart):
 def test_bad_lines_get_specific_invalid_params(call_tool, chart, lines, message):
     error = error_of(call_tool, "create_journal_entry", entry(lines=lines))
     assert jsonrpc_code(error) == INVALID_PARAMS
-    assert message in error.message
+    assert message in error.detail
 
 
 @pytest.mark.parametrize(
@@ -168,7 +168,7 @@ def test_bad_lines_get_specific_invalid_params(call_tool, chart, lines, message)
 def test_bad_dates_and_descriptions_are_invalid_params(call_tool, chart, args, message):
     error = error_of(call_tool, "create_journal_entry", args)
     assert jsonrpc_code(error) == INVALID_PARAMS
-    assert message in error.message
+    assert message in error.detail
 
 
 def test_inactive_account_is_refused_by_name(call_tool, chart):

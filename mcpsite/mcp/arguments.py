@@ -52,7 +52,8 @@ def _location(path) -> str:
 
 def _refuse(path, message: str):
     where = _location(path)
-    return InvalidParams(f"{where}: {message}" if where else message)
+    # The seeds' pattern: a short title in `message`, the specific refusal in `data`.
+    return InvalidParams(data=f"{where}: {message}" if where else message)
 
 
 def _check_values(value: Any, path: list) -> bool:
@@ -158,7 +159,7 @@ def validate_arguments(spec: ToolSpec, arguments: Any) -> dict[str, Any]:
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
-        raise InvalidParams("Arguments must be a JSON object")
+        raise InvalidParams(data="Arguments must be a JSON object")
     has_float = _check_values(arguments, [])
     error = min(spec.validator.iter_errors(arguments), key=_path_order, default=None)
     if error is not None:

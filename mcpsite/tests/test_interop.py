@@ -354,8 +354,8 @@ def test_http_tool_arguments_of_the_wrong_type_are_a_tool_error(site):
         return missing, wrong, boom
 
     missing, wrong, boom = run(lambda: mcp_session(f"{site.urls[0]}/mcp", site.key, scenario))
-    assert missing.is_error and "'text' is a required property" in missing.structured_content["message"]
-    assert wrong.is_error and wrong.structured_content["message"].startswith("text:")
+    assert missing.is_error and "'text' is a required property" in missing.structured_content["data"]
+    assert wrong.is_error and wrong.structured_content["data"].startswith("text:")
     assert boom.is_error and boom.structured_content["code"] == -32603
     assert "secret internals" not in boom.content[0].text
 

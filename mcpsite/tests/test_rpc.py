@@ -131,7 +131,7 @@ def test_calls_are_audited_without_arguments(rpc):
 )
 def test_validation_messages_are_specific_and_never_echo_the_value(rpc, params, expected):
     response = rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": params})
-    assert response.json()["error"]["message"] == expected
+    assert response.json()["error"] == {"code": -32602, "message": "Invalid params", "data": expected}
     assert "12345678" not in response.content.decode()
 
 

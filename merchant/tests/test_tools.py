@@ -1,5 +1,7 @@
 """The merchant tools through the real dispatcher and the seed's transports (/mcp/tools/call, /rpc)."""
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -42,8 +44,9 @@ def test_search_products_hostile_keywords_are_plain_text(catalogue, call_tool, k
 def test_search_products_control_characters_separate_words(catalogue, call_tool):
     result = call_tool("search_products", {"keywords": ["むぎぼー\x07カレンダー"]})
     assert result["products"][0]["sku"] == "MUGIBO-CAL-2025"
-    with pytest.raises(InvalidParams, match=r"keywords\[0\]: must not contain NUL"):
+    with pytest.raises(InvalidParams) as refused:
         call_tool("search_products", {"keywords": ["むぎぼー\x00カレンダー"]})
+    assert re.search(r"keywords\[0\]: must not contain NUL", refused.value.detail)
 
 
 def test_search_products_default_limit_is_20(catalogue, call_tool):
@@ -132,8 +135,9 @@ def test_the_merchant_rest_endpoints_serve_the_seed_servers_three_tools(catalogu
 def test_check_inventory_takes_integral_numbers_and_refuses_huge_ones(catalogue, call_tool):
     cal = catalogue["MUGIBO-CAL-2025"]
     assert call_tool("check_inventory", {"product_ids": [float(cal.pk)]}) == {"inventory": {str(cal.pk): 50}}
-    with pytest.raises(InvalidParams, match=r"product_ids\[0\]: must be at most"):
+    with pytest.raises(InvalidParams) as refused:
         call_tool("check_inventory", {"product_ids": [1e308]})
+    assert re.search(r"product_ids\[0\]: must be at most", refused.value.detail)
 
 
 def test_tools_are_listed_with_the_seed_schemas(http_post):
