@@ -85,9 +85,14 @@ def max_request_bytes() -> int:
     """The largest legitimate resolve_points request: RESOLVE_POINTS_MAX_POINTS points at POINT_BYTES, and the
     envelope (0 while geo is misconfigured: the tool then refuses every call and says why)."""
     try:
-        return galuchat_config().max_points * POINT_BYTES + 4096
+        return request_bytes(galuchat_config().max_points)
     except ImproperlyConfigured:
         return 0
+
+
+def request_bytes(points: int) -> int:
+    """The most a resolve_points request of `points` points can take, its envelope included."""
+    return points * POINT_BYTES + 4096
 
 
 DESCRIPTION = (

@@ -386,10 +386,12 @@ MCP_AUDIT_BUFFER_ROWS = int(env_raw("MCP_AUDIT_BUFFER_ROWS", 500))
 MCP_AUDIT_RETAIN_ROWS = int(env_raw("MCP_AUDIT_RETAIN_ROWS", 20 * MCP_AUDIT_BUFFER_ROWS))
 # Bearer tokens that are not API keys: dotted paths to `f(*, raw_token, url) -> principal | None` (mcpsite/mcp/auth.py).
 MCP_TOKEN_AUTHENTICATORS = ["mcpsite_oauth.services.access_token_authenticate"]
-DATA_UPLOAD_MAX_MEMORY_SIZE = MCP_MAX_BODY_BYTES
 # mcpsite.guard, in front of Django: the largest body of any other page (the admin's CSV uploads), and the
 # seconds a whole body may take to arrive on any path.
 HTTP_MAX_BODY_BYTES = int(env_raw("HTTP_MAX_BODY_BYTES", 10_000_000))
+# The ingress bounds each endpoint's bodies (the seed endpoints take geo's 10,000 points, 8.6 MB); Django's own bound
+# only backs it up, so it is the larger of the two page limits.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(HTTP_MAX_BODY_BYTES, MCP_MAX_BODY_BYTES)
 HTTP_BODY_TIMEOUT_S = float(env_raw("HTTP_BODY_TIMEOUT_S", 30))
 # Seconds a request's headers may take to arrive once its first byte has (or the connection is made): a connection
 # still sending them is closed (mcpsite/serving.py, the protocol scripts/serve runs uvicorn with).

@@ -98,6 +98,8 @@ def test_worker_and_scheduler_ride_through_a_database_restart(own_postgres, tmp_
         wait_for("the message sent after the restart", lambda: site.count("reminders_message", status="sent") == 2)
         assert {name: p.poll() for name, p in processes.items()} == {"worker": None, "scheduler": None}
         wait_for("both heartbeats again", lambda: site.count("mcpsite_heartbeat") == 2)
+        for name, log in logs.items():  # a process may still be in its backoff: its next attempt ends the outage
+            wait_for(f"the {name} back", lambda log=log: "are back after" in log.read_text())
         assert site.count("django_tasks_database_dbtaskresult", status="RUNNING") == 0
 
         for process in processes.values():

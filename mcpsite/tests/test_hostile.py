@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from geo.tests.fake_galuchat import PATHS, answer_for
+from geo.tools import request_bytes as geo_request_bytes
 from mcpsite.mcp import registry
 
 from .live import LoopbackUpstream, live_site, loopback_upstream
@@ -29,7 +30,9 @@ ON_POSTGRES = "postgresql" in django_settings.DATABASES["default"]["ENGINE"]
 BATCH = 50
 RPC_BATCHES = 400 if ON_POSTGRES else 30  # 20,000 calls on PostgreSQL, 1,500 on SQLite
 MCP_ROUNDS, MCP_CALLS = (50, 10) if ON_POSTGRES else (20, 10)
-MAX_BODY = django_settings.MCP_MAX_BODY_BYTES
+GEO_MAX_POINTS = 2000  # the live site's RESOLVE_POINTS_MAX_POINTS, so the 2,001-point calls meet the limit
+# /rpc and /mcp serve every tool: their body limit is geo's largest request on the live site.
+MAX_BODY = max(django_settings.MCP_MAX_BODY_BYTES, geo_request_bytes(GEO_MAX_POINTS))
 SETTINGS = {
     "derandomize": True,
     "deadline": None,
@@ -60,7 +63,7 @@ def site(live_template, tmp_path_factory):
         live.env.update(
             GALUCHAT_BASE_URL=galuchat,
             GALUCHAT_REQUESTS_PER_SECOND="10000",
-            RESOLVE_POINTS_MAX_POINTS="2000",  # so the 2,001-point calls meet the limit
+            RESOLVE_POINTS_MAX_POINTS=str(GEO_MAX_POINTS),
         )
         live.manage("seed_demo")
         live.key = live.manage(
