@@ -56,10 +56,6 @@ def endpoint(path: str) -> tuple[str, list[str] | None]:
     return OTHER, None
 
 
-def endpoint_kind(path: str) -> str:
-    return endpoint(path)[0]
-
-
 def limit_for(kind: str, groups: list[str] | None) -> int:
     """The largest body an endpoint accepts: the largest request of the tools it serves on the MCP doors
     (registry.max_request_bytes), HTTP_MAX_BODY_BYTES on every other page."""
