@@ -28,6 +28,7 @@ from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler
 
 from .mcp.auth import SCOPE_PRINCIPAL
+from .mcp.jsonrpc import SCOPE_JSON
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -84,8 +85,9 @@ class DjangoASGI:
             if not message.get("more_body", False):
                 break
         environ = wsgi_environ(scope, bytes(body))
-        if SCOPE_PRINCIPAL in scope:  # the ingress's principal, for the view (request.META)
-            environ[SCOPE_PRINCIPAL] = scope[SCOPE_PRINCIPAL]
+        for key in (SCOPE_PRINCIPAL, SCOPE_JSON):  # what the ingress learnt, for the view (request.META)
+            if key in scope:
+                environ[key] = scope[key]
         exchange = _Exchange(asyncio.get_running_loop())
         # In a copy of this task's context: the request's trace (its entry span) goes on in the thread.
         done = exchange.loop.run_in_executor(

@@ -7,7 +7,8 @@
   403 for an OAuth token at `/mcp/<group>` without that group's scope, 503 when the database cannot say; the
   principal travels in the ASGI scope (`SCOPE_PRINCIPAL`) and nothing downstream authenticates again;
 - the body is read here, within its endpoint's limit (a declared `Content-Length` over it is refused at once, 413)
-  and within HTTP_BODY_TIMEOUT_S (408); downstream reads the replayed body;
+  and within HTTP_BODY_TIMEOUT_S (408), and parsed once on the MCP doors; downstream reads the replayed body and
+  finds its JSON (or the ParseError) in the scope (`jsonrpc.SCOPE_JSON`);
 - accounting: an MCP or REST request counts once against its key's rate (429 with `Retry-After`); `/rpc` and the
   WebSocket count each JSON-RPC message as they read it (`dispatch.account`, the same stage);
 - caps: a seed request holds one of its key's MCP_KEY_CONCURRENCY slots while it runs (the MCP transport takes its
@@ -77,7 +78,7 @@ class RequestGuard:
     async def _http(self, scope, receive, send) -> None:
         kind, groups = endpoint(scope["path"])
         limit = limit_for(kind, groups)
-        principal, body = None, b""
+        principal, body, message = None, b"", None
         read: bytes | None
         try:
             if not host_allowed(scope):
@@ -89,15 +90,18 @@ class RequestGuard:
             if read is None:  # the client went away
                 return
             body = read
+            if kind != OTHER and body:
+                message = jsonrpc.parse_kept(body)
+                scope = {**scope, jsonrpc.SCOPE_JSON: message}
             if kind in (MCP, REST) and principal is not None:
                 ctx = dispatch.call_context(transport="http" if kind == MCP else "rest", api_key=principal)
-                await _available(dispatch.aaccount(ctx, _called_tool(body, kind)))
+                await _available(dispatch.aaccount(ctx, _called_tool(message, kind)))
         except (_Refused, ApplicationError) as exc:
             error = exc.error if isinstance(exc, _Refused) else exc
             challenged = kind == MCP and error.kind.name in _CHALLENGED
             challenge = bearer_challenge(scope, error, groups) if challenged else None
             shape: Shape = "rest" if kind == REST else "jsonrpc"
-            request_id = _request_id(body) if kind in (MCP, RPC) else None
+            request_id = _request_id(message) if kind in (MCP, RPC) else None
             # The rest of an unread body would be taken for the next request on this connection.
             close = [(b"connection", b"close")] if body == b"" else []
             await send_refusal(
@@ -163,31 +167,16 @@ async def _deny_websocket(scope, receive, send, error: ApplicationError) -> None
     await send({"type": "websocket.http.response.body", "body": payload})
 
 
-def _peek(body: bytes) -> dict[str, Any] | None:
-    if not body:
-        return None
-    try:
-        message = jsonrpc.parse(body)
-    except ApplicationError:
-        return None
-    return message if isinstance(message, dict) else None
-
-
-def _request_id(body: bytes) -> Any:
-    message = _peek(body)
-    request_id = message.get("id") if message is not None else None
+def _request_id(message: Any) -> Any:
+    request_id = message.get("id") if isinstance(message, dict) else None
     return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
 
 
-def _called_tool(body: bytes, kind: str) -> Any:
+def _called_tool(message: Any, kind: str) -> Any:
     """The tool a request calls, for the audit of a refused call: `tools/call`'s name on MCP, the REST call's."""
-    message = _peek(body)
-    if message is None:
-        return None
     if kind == REST:
-        return message.get("name")
-    params = message.get("params")
-    return params.get("name") if message.get("method") == "tools/call" and isinstance(params, dict) else None
+        return message.get("name") if isinstance(message, dict) else None
+    return jsonrpc.called_tool(message)
 
 
 def host_allowed(scope) -> bool:

@@ -27,7 +27,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
-from mcpsite.core.errors import ParseError, RateLimited, ServiceUnavailable
+from mcpsite.core.errors import RateLimited, ServiceUnavailable
 from mcpsite.core.scopes import ServerInfo
 
 from . import audit, caps, dispatch, jsonrpc, registry, threads
@@ -105,13 +105,10 @@ async def buffer_body(receive, limit: int):
     return body, replay(body, receive)
 
 
-def _jsonrpc_method(body: bytes) -> str | None:
-    """The method of a single JSON-RPC message; None for anything else, unreadable or too deeply nested JSON
-    included (the SDK answers those with its parse error)."""
-    try:
-        message = jsonrpc.parse(body)
-    except ParseError:
-        return None
+def _jsonrpc_method(scope) -> str | None:
+    """The method of a single JSON-RPC message, as the ingress parsed it; None for anything else, unreadable JSON
+    included (the SDK answers that with its parse error)."""
+    message = scope.get(jsonrpc.SCOPE_JSON)
     return message.get("method") if isinstance(message, dict) else None
 
 
@@ -206,7 +203,7 @@ class McpHttpApp:
                 await self.manager.handle_request(scope, receive, send)
             else:
                 await caps.key_sessions.serve(api_key.pk, scope, self.manager.handle_request, receive, send)
-        elif api_key is not None and _jsonrpc_method(body) == "subscriptions/listen":
+        elif api_key is not None and _jsonrpc_method(scope) == "subscriptions/listen":
             try:
                 with caps.listen_streams.hold(api_key.pk):
                     await self.modern_manager.handle_request(scope, receive, send)

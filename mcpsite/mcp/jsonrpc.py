@@ -8,7 +8,7 @@ result object, exactly as the seeds show (not wrapped in MCP content blocks).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -22,6 +22,9 @@ from .registry import CallContext
 from .wire import as_jsonrpc
 
 NO_ID = object()
+# Where the ingress (mcpsite.guard) leaves the request body's JSON, or the ParseError it gave, so that nothing
+# downstream parses the body again (the ASGI scope; a Django view finds it in request.META).
+SCOPE_JSON = "mcpsite.json"
 
 
 def parse(body: bytes | str) -> Any:
@@ -39,10 +42,30 @@ def parse(body: bytes | str) -> Any:
         raise ParseError(data="Invalid JSON: nested too deeply") from None
 
 
-def parse_counted(body: bytes | str, ctx: CallContext) -> Any:
-    """`parse`, where an unreadable body still counts as one request of the caller (then ParseError)."""
+def parse_kept(body: bytes) -> Any:
+    """`parse` for the ingress: a malformed body gives its ParseError as the value, for whoever answers it."""
     try:
         return parse(body)
+    except ParseError as exc:
+        return exc
+
+
+def parsed(carrier: Mapping[str, Any], body: bytes | str) -> Any:
+    """The body's JSON as the ingress parsed it into `carrier` (the ASGI scope, or a Django request's META); parsed
+    here for a request served without the ingress (Django's test client, WSGI)."""
+    if SCOPE_JSON not in carrier:
+        return parse(body)
+    value = carrier[SCOPE_JSON]
+    if isinstance(value, ParseError):
+        raise ParseError(data=value.data)
+    return value
+
+
+def parse_counted(body: bytes | str, ctx: CallContext, carrier: Mapping[str, Any] | None = None) -> Any:
+    """`parsed` (from `carrier` where the ingress parsed it), where an unreadable body still counts as one request
+    of the caller (then ParseError)."""
+    try:
+        return parse(body) if carrier is None else parsed(carrier, body)
     except ParseError:
         dispatch.account(ctx)
         raise
@@ -86,7 +109,7 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
     """Answer one JSON-RPC message (counted first, whatever it holds); None for a notification."""
     request_id = message.get("id", NO_ID) if isinstance(message, dict) else NO_ID
     try:
-        dispatch.account(ctx, _called_tool(message, allow_tool_methods))
+        dispatch.account(ctx, called_tool(message, tool_methods=allow_tool_methods))
     except ApplicationError as exc:
         return None if request_id is NO_ID and isinstance(message, dict) else error_response(request_id, exc)
     if not isinstance(message, dict):
@@ -111,15 +134,15 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def _called_tool(message: Any, allow_tool_methods: bool) -> Any:
-    """The tool a message calls (`tools/call`'s name, or on /rpc a method naming a tool), for the audit of a call
-    refused for the key's rate; None for anything else."""
+def called_tool(message: Any, *, tool_methods: bool = False) -> Any:
+    """The tool a message calls (`tools/call`'s name, or with `tool_methods` (/rpc) a method naming a tool), for the
+    audit of a call refused for the key's rate; None for anything else."""
     if not isinstance(message, dict) or not isinstance(method := message.get("method"), str):
         return None
     params = message.get("params")
     if method == "tools/call":
         return params.get("name") if isinstance(params, dict) else None
-    return method if allow_tool_methods and registry.get(method) is not None else None
+    return method if tool_methods and registry.get(method) is not None else None
 
 
 def handle_payload(payload: Any, ctx: CallContext, groups=None, *, allow_tool_methods: bool) -> Any:

@@ -98,7 +98,7 @@ class JsonRpcView(_ToolEndpoint):
 
     def post(self, request):
         ctx = self.context(request)
-        payload = jsonrpc.parse_counted(self.body(request), ctx)
+        payload = jsonrpc.parse_counted(self.body(request), ctx, request.META)
         answer = jsonrpc.handle_payload(payload, ctx, allow_tool_methods=True)
         if answer is None:
             return HttpResponse(status=204)
@@ -118,7 +118,7 @@ class _RestView(_ToolEndpoint):
 
     def arguments(self, request) -> dict:
         raw = self.body(request)
-        payload = jsonrpc.parse(raw) if raw.strip() else {}
+        payload = jsonrpc.parsed(request.META, raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise InvalidParams("The body must be a JSON object")
         return payload

@@ -13,6 +13,7 @@ from mcpsite.mcp import caps, registry
 from mcpsite.models import ToolCall
 from reminders.tests.ws_client import exchange
 
+from .modern import envelope, routing_headers
 from .test_serving import request, running_site
 
 MODERN = [(b"mcp-protocol-version", b"2026-07-28")]
@@ -175,3 +176,32 @@ def test_a_limiter_that_cannot_count_refuses_with_503_on_every_door(rpc, http_po
     assert answer.status_code == 503 and answer.json()["error"]["code"] == 503 and answer["Retry-After"] == "5"
     rest = http_post("/mcp/tools/list", {})
     assert rest.status_code == 503 and rest.json()["error"]["code"] == 503
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("path", "message", "headers"),
+    [
+        ("/rpc", PING, []),
+        ("/mcp/tools/call", {"name": "test_echo", "arguments": {"text": "hi"}}, []),
+        ("/mcp", envelope(3, "tools/list", {}), routing_headers(envelope(3, "tools/list", {}))),
+        ("/rpc", b"{not json", []),
+    ],
+    ids=["rpc", "rest", "mcp", "rpc malformed"],
+)
+async def test_the_ingress_parses_a_body_once_for_everyone_downstream(api_key, monkeypatch, path, message, headers):
+    """The body's JSON is read once, by the ingress; the view, the REST endpoint and the MCP app's listen check
+    take it from the scope (the SDK parses what it serves with its own models)."""
+    from mcpsite.mcp import jsonrpc
+
+    parses: list[bytes] = []
+    real_parse = jsonrpc.parse
+    monkeypatch.setattr(jsonrpc, "parse", lambda body: parses.append(body) or real_parse(body))
+    _key, raw = api_key
+    async with running_site() as app:
+        body = message if isinstance(message, bytes) else json.dumps(message).encode()
+        length = [(b"content-length", str(len(body)).encode())]
+        status, _headers, _body = await request(app, raw, body, headers=[*headers, *length], path=path)
+    assert status == (200 if isinstance(message, dict) else 400)
+    assert len(parses) == 1
