@@ -51,6 +51,8 @@ class ErrorKind(enum.Enum):
     # The API key lacks the tool's scope (a refusal of the whole request, unlike a wrong password).
     SCOPE_DENIED = "scope_denied"
     NOT_FOUND = "not_found"
+    # An MCP resource URI that names nothing this caller may read (MCP's own code, not a seed's 404).
+    RESOURCE_NOT_FOUND = "resource_not_found"
     CONFLICT = "conflict"
     RATE_LIMITED = "rate_limited"
     UNAVAILABLE = "unavailable"
@@ -86,6 +88,11 @@ class ApplicationError(Exception):
     def human(self) -> str:
         """`detail` in the page's language, for staff pages (tools keep the English `detail`)."""
         return translated(self.detail)
+
+
+class ResourceNotFound(ApplicationError):
+    kind = ErrorKind.RESOURCE_NOT_FOUND
+    message = "Resource not found"
 
 
 class ParseError(ApplicationError):

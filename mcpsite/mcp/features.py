@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import logging
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,20 +21,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
-from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
-from mcpsite.models import ToolCall
+from mcpsite.core.errors import ApplicationError, InvalidParams, ResourceNotFound, ScopeDenied
 
-from . import audit, calls, content, dispatch, prompts, resources, shutdown, subscriptions, threads
+from . import calls, content, dispatch, prompts, resources, shutdown, subscriptions, threads
 from .completion import completion_run
 from .interaction import InputRequired
 from .registry import CallContext
-from .wire import INTERNAL_ERROR, INVALID_PARAMS, jsonrpc_code
-
-logger = logging.getLogger("mcpsite.mcp")
-
-# MCP's code for a resource that does not exist (spec 2025-11-25: server/resources, "Error Handling"); from
-# 2026-07-28 on it is Invalid Params (SEP-2164), with the same message and data.
-RESOURCE_NOT_FOUND = -32002
+from .wire import INVALID_PARAMS, RESOURCE_NOT_FOUND, jsonrpc_code
 
 ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
 
@@ -68,12 +59,12 @@ def _visible(call_ctx: CallContext, groups: list[str] | None) -> list[str]:
     return dispatch.visible_groups(call_ctx, groups)
 
 
-def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, not_found: MCPError) -> None:
+def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, not_found: ApplicationError) -> None:
     """Outside the endpoint's groups a name does not exist; outside the key's scopes it is refused (as tools are)."""
     if groups is not None and group not in groups:
         raise not_found
     if call_ctx.api_key is not None and not call_ctx.api_key.allows(group):
-        raise _protocol_error(ScopeDenied.for_group(call_ctx.api_key, group, "resources"))
+        raise ScopeDenied.for_group(call_ctx.api_key, group, "resources")
 
 
 def _ui_meta(spec: resources.TemplateSpec, call_ctx: CallContext) -> dict[str, Any] | None:
@@ -106,52 +97,36 @@ def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Re
     return entries
 
 
-def _resource_not_found(uri: str) -> MCPError:
-    return MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": uri})
-
-
-def _resource_at(uri: str):
-    """(spec, variables) of the resource at `uri`, whoever asks."""
+def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
+    """(spec, variables) of the resource at `uri` that this caller may read; ResourceNotFound or ScopeDenied."""
     found = resources.find(uri)
     if found is None:
-        raise _resource_not_found(uri)
+        raise ResourceNotFound(data={"uri": uri})
+    _check_group(found[0].group, call_ctx, groups, ResourceNotFound(data={"uri": uri}))
     return found
-
-
-def _find_resource(uri: str, call_ctx: CallContext, groups: list[str] | None):
-    spec, variables = _resource_at(uri)
-    _check_group(spec.group, call_ctx, groups, _resource_not_found(uri))
-    return spec, variables
 
 
 def _read(
     uri: str, call_ctx: CallContext, groups: list[str] | None
 ) -> tuple[resources.ResourceSpec | resources.TemplateSpec, str | bytes]:
-    """(spec, text or bytes) of the resource at `uri`, in a worker thread, audited as a tool call is (tool
+    """(spec, text or bytes) of the resource at `uri`, audited as a tool call is, in the same frame (tool
     `resources/read <name>`, or `resources/read` for a URI that names none): a read can hold what a tool would
     return (a balance sheet, a seat map), so staff see who read what, when, and how it ended."""
-    started = time.perf_counter()
-    tool, group, outcome, error_code = "resources/read", "", ToolCall.Outcome.OK, ""
-    try:
-        spec, variables = _resource_at(uri)
-        tool, group = f"resources/read {spec.name}", spec.group
-        _check_group(spec.group, call_ctx, groups, _resource_not_found(uri))
+    found = resources.find(uri)
+    with dispatch.audited(call_ctx, f"resources/read {found[0].name}" if found else "resources/read") as frame:
+        frame.group = found[0].group if found else ""
+        spec, variables = _find_resource(uri, call_ctx, groups)
         if isinstance(spec, resources.TemplateSpec):
             return spec, spec.read(variables, call_ctx)
         return spec, spec.read(call_ctx)
-    except MCPError as exc:  # no such resource here, or one the key's scopes refuse
-        denied = exc.error.code != RESOURCE_NOT_FOUND
-        outcome, error_code = ToolCall.Outcome.DENIED if denied else ToolCall.Outcome.ERROR, str(exc.error.code)
-        raise
+
+
+async def _aread(uri: str, call_ctx: CallContext, groups: list[str] | None):
+    """`_read` in a worker thread, its refusal as the protocol's error."""
+    try:
+        return await threads.in_worker_thread(_read)(uri, call_ctx, groups)
     except ApplicationError as exc:
-        outcome, error_code = ToolCall.Outcome.ERROR, str(jsonrpc_code(exc))
         raise _protocol_error(exc) from None
-    except Exception:
-        outcome, error_code = ToolCall.Outcome.INTERNAL, str(INTERNAL_ERROR)
-        logger.exception("Resource %s failed (request %s)", uri, call_ctx.request_id)
-        raise _protocol_error(InternalError(data={"request_id": call_ctx.request_id})) from None
-    finally:
-        audit.audit(call_ctx, tool, outcome, error_code, started, group=group)
 
 
 def _announceable(uris: Sequence[str], call_ctx: CallContext, groups: list[str] | None) -> list[str]:
@@ -166,7 +141,7 @@ def _announceable(uris: Sequence[str], call_ctx: CallContext, groups: list[str] 
             if getattr(spec, "subscribable", False):
                 _read(uri, call_ctx, groups)
                 announceable.append(uri)
-        except MCPError:
+        except ApplicationError:
             continue
     return announceable
 
@@ -213,11 +188,14 @@ def listen_handler(context_for: ContextFactory) -> Any:
 
 
 def _prompt(name: str, call_ctx: CallContext, groups: list[str] | None) -> prompts.PromptSpec:
-    not_found = MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}")
+    not_found = InvalidParams(f"Unknown prompt: {name}")
     spec = prompts.get(name)
     if spec is None:
-        raise not_found
-    _check_group(spec.group, call_ctx, groups, not_found)
+        raise _protocol_error(not_found)
+    try:
+        _check_group(spec.group, call_ctx, groups, not_found)
+    except ApplicationError as exc:
+        raise _protocol_error(exc) from None
     return spec
 
 
@@ -267,7 +245,7 @@ class FeatureHandlers:
     async def on_read_resource(self, ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         call_ctx, groups = self.context_for(ctx)
         try:
-            spec, body = await threads.in_worker_thread(_read)(params.uri, call_ctx, groups)
+            spec, body = await _aread(params.uri, call_ctx, groups)
         except MCPError as exc:
             if exc.error.code == RESOURCE_NOT_FOUND and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 raise MCPError(code=INVALID_PARAMS, message=exc.error.message, data=exc.error.data) from None
@@ -283,11 +261,14 @@ class FeatureHandlers:
 
     async def on_subscribe_resource(self, ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         call_ctx, groups = self.context_for(ctx)
-        spec, _variables = _find_resource(params.uri, call_ctx, groups)
+        try:
+            spec, _variables = _find_resource(params.uri, call_ctx, groups)
+        except ApplicationError as exc:
+            raise _protocol_error(exc) from None
         if not spec.subscribable:
             raise MCPError(code=INVALID_PARAMS, message="This resource does not send updates", data={"uri": params.uri})
         # Refuse a subscription to what does not exist (an unknown show): read it once (audited as a read).
-        await threads.in_worker_thread(_read)(params.uri, call_ctx, groups)
+        await _aread(params.uri, call_ctx, groups)
         await threads.in_worker_thread(subscriptions.listener.ensure_started)()
         # One ServerSession is built per request; the connection behind it is the session's (private in mcp 2.3).
         connection = ctx.session._connection

@@ -16,6 +16,9 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+# MCP's code for a resource that does not exist (spec 2025-11-25: server/resources, "Error Handling"); from
+# 2026-07-28 on it is Invalid Params (SEP-2164), with the same message and data.
+RESOURCE_NOT_FOUND = -32002
 
 # kind: (JSON-RPC code, HTTP status when the error answers a whole request)
 WIRE: dict[ErrorKind, tuple[int, int]] = {
@@ -29,6 +32,7 @@ WIRE: dict[ErrorKind, tuple[int, int]] = {
     ErrorKind.FORBIDDEN: (403, 200),
     ErrorKind.SCOPE_DENIED: (403, 403),
     ErrorKind.NOT_FOUND: (404, 200),
+    ErrorKind.RESOURCE_NOT_FOUND: (RESOURCE_NOT_FOUND, 404),
     ErrorKind.CONFLICT: (409, 200),
     ErrorKind.RATE_LIMITED: (429, 429),
     ErrorKind.UNAVAILABLE: (503, 503),

@@ -17,10 +17,9 @@ from mcp.shared.exceptions import MCPError
 from conformance_fixtures.checks import settings_problems
 from mcpsite.mcp import content, dispatch, prompts, resources
 from mcpsite.mcp.content import Content
-from mcpsite.mcp.features import RESOURCE_NOT_FOUND
 from mcpsite.mcp.registry import ToolSpec, register, unregister
 from mcpsite.mcp.server import build_server
-from mcpsite.mcp.wire import INVALID_PARAMS
+from mcpsite.mcp.wire import INVALID_PARAMS, RESOURCE_NOT_FOUND
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
