@@ -443,6 +443,45 @@ async def test_a_key_holds_at_most_its_share_of_threads_over_websockets(make_api
     assert [answer["result"] for answer in answers] == [{"ok": True}] * len(sockets)
 
 
+@pytest.mark.postgres  # concurrent writers (rate counters): SQLite's shared-cache test database refuses them
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("bounded", [True, False], ids=["capped", "control without the cap"])
+async def test_a_key_holds_at_most_its_share_of_threads_over_rpc(make_api_key, stuck_upstream_tool, settings, bounded):
+    """Six concurrent `/rpc` requests of one key, each calling a tool stuck on its upstream: MCP_KEY_CONCURRENCY of
+    them run, the others wait at the ingress holding no thread, and all are answered once the upstream is back. The
+    control lifts the cap: all six run at once."""
+    release, entered = stuck_upstream_tool
+    settings.MCP_KEY_CONCURRENCY = 4 if bounded else 100
+    _key, raw = await sync_to_async(make_api_key)(rate="1000/m")
+    requests = 6
+    async with running_site() as app:
+        scope = {
+            "type": "http", "method": "POST", "path": "/rpc", "query_string": b"", "scheme": "http",
+            "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
+            "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
+                        (b"authorization", f"Bearer {raw}".encode())],
+        }  # fmt: skip
+        posts = []
+        for n in range(requests):
+            body = json.dumps(_call(n, "test_stuck_upstream", {})).encode()
+            headers = [*scope["headers"], (b"content-length", str(len(body)).encode())]
+            post = ApplicationCommunicator(RequestGuard(app), {**scope, "headers": headers})
+            await post.send_input({"type": "http.request", "body": body})
+            posts.append(post)
+        try:
+            running = 0
+            while await anyio.to_thread.run_sync(entered.acquire, True, 5):
+                running += 1
+        finally:
+            release.set()
+        starts = [await post.receive_output(30) for post in posts]
+        answers = [json.loads((await post.receive_output(30))["body"]) for post in posts]
+    assert running == (4 if bounded else requests)
+    assert [start["status"] for start in starts] == [200] * requests
+    assert [answer["result"] for answer in answers] == [{"ok": True}] * requests
+
+
 # --- the deferred audit ---------------------------------------------------------------------------
 
 
