@@ -45,64 +45,75 @@ def _months(first: datetime.date, last: datetime.date) -> list[datetime.date]:
     return months
 
 
+def _title(day: datetime.date, date_format: str) -> str:
+    return capfirst(formats.date_format(day, date_format))
+
+
+class _Levels:
+    """The changelist's date hierarchy field, its chosen year, month and day, and the links between its levels."""
+
+    def __init__(self, cl: Any) -> None:
+        self.cl, self.name = cl, cl.date_hierarchy
+        self.fields = tuple(f"{self.name}__{part}" for part in ("year", "month", "day"))
+        self.year, self.month, self.day = (cl.params.get(f) for f in self.fields)
+
+    def link(self, *values: Any) -> str:
+        """The list filtered to the year, month and day given (as many as given; none: every date)."""
+        return self.cl.get_query_string(dict(zip(self.fields, values, strict=False)), [f"{self.name}__"])
+
+    def all_dates(self) -> dict[str, str]:
+        return {"link": self.link(), "title": gettext("All dates")}
+
+    def one_day(self) -> tuple[dict[str, str], list[dict[str, str]]]:
+        chosen = datetime.date(int(self.year), int(self.month), int(self.day))
+        back = {
+            "link": self.link(self.year, self.month),
+            "title": capfirst(formats.date_format(chosen, "YEAR_MONTH_FORMAT")),
+        }
+        return back, [{"title": capfirst(formats.date_format(chosen, "MONTH_DAY_FORMAT"))}]
+
+    def days(self, first: datetime.date, last: datetime.date) -> tuple[dict[str, str], list[dict[str, str]]]:
+        days = (first + datetime.timedelta(days=n) for n in range((last - first).days + 1))
+        choices = [
+            {
+                "link": self.link(self.year, self.month, d.day),
+                "title": capfirst(formats.date_format(d, "MONTH_DAY_FORMAT")),
+            }
+            for d in days
+        ]
+        return {"link": self.link(self.year), "title": str(self.year)}, choices
+
+    def choices(self) -> tuple[dict[str, str] | None, list[dict[str, str]]]:
+        """The link back up a level (None at the top) and the choices of the level the list is at."""
+        if self.year and self.month and self.day:
+            return self.one_day()
+        bounds = _bounds(self.cl.queryset, self.name)  # within the chosen year or month (cl.queryset is filtered)
+        if bounds is None:
+            return (self.all_dates() if self.year else None), []
+        first, last = bounds
+        if not (self.year or self.month or self.day) and first.year == last.year:
+            # As Django: a list of one year opens on it (and on its month, if only one).
+            self.year = str(first.year)
+            self.month = str(first.month) if first.month == last.month else None
+        if self.year and self.month:
+            return self.days(first, last)
+        if self.year:
+            return self.months(first, last)
+        return None, [{"link": self.link(str(y)), "title": str(y)} for y in range(first.year, last.year + 1)]
+
+    def months(self, first: datetime.date, last: datetime.date) -> tuple[dict[str, str], list[dict[str, str]]]:
+        choices = [
+            {"link": self.link(self.year, m.month), "title": _title(m, "YEAR_MONTH_FORMAT")}
+            for m in _months(first, last)
+        ]
+        return self.all_dates(), choices
+
+
 @register.inclusion_tag("admin/date_hierarchy.html")
 def bounded_date_hierarchy(cl: Any) -> dict[str, Any]:
     if not cl.date_hierarchy:
         return {"show": False}
-    field_name = cl.date_hierarchy
-    field = get_fields_from_path(cl.model, field_name)[-1]
-    year_field, month_field, day_field = (f"{field_name}__{part}" for part in ("year", "month", "day"))
-    year, month, day = (cl.params.get(f) for f in (year_field, month_field, day_field))
-
-    def link(filters: dict[str, Any]) -> str:
-        return cl.get_query_string(filters, [f"{field_name}__"])
-
-    shown = {"show": True, "field_name": field.verbose_name}
-    if year and month and day:
-        chosen = datetime.date(int(year), int(month), int(day))
-        return {
-            **shown,
-            "back": {
-                "link": link({year_field: year, month_field: month}),
-                "title": capfirst(formats.date_format(chosen, "YEAR_MONTH_FORMAT")),
-            },
-            "choices": [{"title": capfirst(formats.date_format(chosen, "MONTH_DAY_FORMAT"))}],
-        }
-    bounds = _bounds(cl.queryset, field_name)  # within the chosen year or month, if any (cl.queryset is filtered)
-    if bounds is None:
-        return {**shown, "back": {"link": link({}), "title": gettext("All dates")} if year else None, "choices": []}
-    first, last = bounds
-    if not (year or month or day) and first.year == last.year:  # as Django: open on the only year (and month)
-        year = str(first.year)
-        if first.month == last.month:
-            month = str(first.month)
-    if year and month:
-        days = [first + datetime.timedelta(days=n) for n in range((last - first).days + 1)]
-        return {
-            **shown,
-            "back": {"link": link({year_field: year}), "title": str(year)},
-            "choices": [
-                {
-                    "link": link({year_field: year, month_field: month, day_field: d.day}),
-                    "title": capfirst(formats.date_format(d, "MONTH_DAY_FORMAT")),
-                }
-                for d in days
-            ],
-        }
-    if year:
-        return {
-            **shown,
-            "back": {"link": link({}), "title": gettext("All dates")},
-            "choices": [
-                {
-                    "link": link({year_field: year, month_field: m.month}),
-                    "title": capfirst(formats.date_format(m, "YEAR_MONTH_FORMAT")),
-                }
-                for m in _months(first, last)
-            ],
-        }
-    return {
-        **shown,
-        "back": None,
-        "choices": [{"link": link({year_field: str(y)}), "title": str(y)} for y in range(first.year, last.year + 1)],
-    }
+    levels = _Levels(cl)
+    field = get_fields_from_path(cl.model, levels.name)[-1]
+    back, choices = levels.choices()
+    return {"show": True, "field_name": field.verbose_name, "back": back, "choices": choices}
