@@ -24,14 +24,9 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
-from mcpsite.core.errors import Conflict, Forbidden, InvalidParams
-from mcpsite.core.jsonutil import dumps, to_jsonable
 
-from . import registry, requeststate
-from .arguments import validate_arguments
-from .interaction import Confirmation, ConfirmInView, Elicitation, InputRequired, Interaction, elicitation_request
-from .registry import CallContext, ToolSpec
-from .wire import as_jsonrpc
+from .interaction import Confirmation, Elicitation, InputRequired, Interaction, elicitation_request
+from .registry import CallContext
 
 logger = logging.getLogger("mcpsite.mcp")
 
@@ -176,7 +171,7 @@ class RoundTripInteraction(SessionInteraction):
         return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
     def confirm(self, message: str, details: dict[str, Any] | None = None) -> Confirmation:
-        digest = _text_digest(message)
+        digest = text_digest(message)
         state, answer = self._state, self._answer
         if state is not None and state["text"] == digest and isinstance(answer, dict):
             action = answer.get("action")
@@ -192,90 +187,7 @@ class RoundTripInteraction(SessionInteraction):
         return self._key
 
 
-class CardInteraction(Interaction):
-    """MCP Apps: a tool's confirmation is a card in its view (Send / Cancel), for a client that negotiated Apps.
-
-    The tool's call does not act: `confirm()` raises `ConfirmInView` with a token sealed under the site's card keys
-    (requeststate.seal_card) naming the tool, its arguments, a digest of the question, the caller and a fresh
-    nonce. The person's Send calls the tool's app-only companion with that token (`confirmed_in_view`); `confirm()`
-    then accepts only that question (a changed address asks again) and the nonce becomes the confirmation's key,
-    stored unique with the write, so one card sends once however often Send arrives, on any process. Everything
-    else (progress, cancellation, round-trip answers) is the session's interaction, `inner`."""
-
-    def __init__(self, inner: SessionInteraction, tool: str, arguments: Any, principal: str | None) -> None:
-        self.inner, self._tool, self._arguments, self._principal = inner, tool, arguments, principal
-        self._accepted: dict[str, Any] | None = None
-        self._asked = False
-        self._key: str | None = None
-
-    def can_confirm(self) -> bool:
-        return True
-
-    def confirm(self, message: str, details: dict[str, Any] | None = None) -> Confirmation:
-        digest = _text_digest(message)
-        if self._accepted is not None:
-            if self._accepted["d"] != digest:
-                raise Conflict(data="The details changed since the card was shown; ask again for a new card")
-            self._asked, self._key = True, self._accepted["n"]
-            return answered(Confirmation.ACCEPT)
-        claims = {
-            "t": self._tool,
-            "a": self._arguments,
-            "d": digest,
-            "n": secrets.token_urlsafe(16),
-            "p": _principal_digest(self._principal),
-        }
-        metrics.confirmation("asked")
-        raise ConfirmInView(message, details, requeststate.seal_card(claims))
-
-    def confirmed_in_view(self, token: str, tool: str) -> dict[str, Any]:
-        claims = requeststate.unseal_card(token)
-        if claims is None or claims.get("t") != tool or claims.get("p") != _principal_digest(self._principal):
-            raise InvalidParams("Invalid or expired confirmation; ask again for a new card")
-        spec = registry.get(tool)
-        arguments = claims.get("a")
-        if spec is None or not isinstance(claims.get("d"), str) or not claims.get("n"):
-            raise InvalidParams("Invalid or expired confirmation; ask again for a new card")
-        self._accepted = claims
-        return validate_arguments(spec, arguments)
-
-    def asked(self) -> bool:
-        return self._asked
-
-    @property
-    def confirmation_key(self) -> str | None:
-        return self._key
-
-    def elicit(self, message: str, schema: dict[str, Any]) -> Elicitation:
-        return self.inner.elicit(message, schema)
-
-    def sample(self, prompt: str, max_tokens: int) -> str:
-        return self.inner.sample(prompt, max_tokens)
-
-    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
-        self.inner.progress(done, total, message)
-
-    def client_can(self, capability: str) -> bool:
-        return self.inner.client_can(capability)
-
-    def log(self, level: str, data: object) -> None:
-        self.inner.log(level, data)
-
-    def cancelled(self) -> bool:
-        return self.inner.cancelled()
-
-    def input_responses(self) -> dict[str, Any]:
-        return self.inner.input_responses()
-
-    def request_state(self) -> str | None:
-        return self.inner.request_state()
-
-
-def _principal_digest(principal: str | None) -> str:
-    return hashlib.sha256((principal or "").encode()).hexdigest()
-
-
-def _text_digest(text: str) -> str:
+def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -303,40 +215,6 @@ def with_session(call_ctx: CallContext, sdk_ctx: Any) -> tuple[CallContext, Sess
     kind = RoundTripInteraction if sdk_ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else SessionInteraction
     interaction = kind(sdk_ctx, asyncio.get_running_loop())
     return dataclasses.replace(call_ctx, interaction=interaction), interaction
-
-
-def with_card(call_ctx: CallContext, spec: ToolSpec | None, name: str, arguments: Any) -> CallContext:
-    """For a client with MCP Apps, a tool that confirms in its view (`confirm` and `ui`, or its app-only companion)
-    asks with a card (`CardInteraction`); every other call is unchanged."""
-    if not call_ctx.apps or spec is None or not (spec.confirm and spec.ui):
-        return call_ctx
-    assert isinstance(call_ctx.interaction, SessionInteraction)
-    card = CardInteraction(call_ctx.interaction, name, arguments, requeststate.principal_of(call_ctx))
-    return dataclasses.replace(call_ctx, interaction=card)
-
-
-def card_result(spec: ToolSpec, asked: ConfirmInView) -> types.CallToolResult:
-    """The answer to a call whose confirmation is a card: the tool's own "not done" shape for the model (nothing was
-    done, the person decides in the view), and, in `_meta` (the view's, not the model's), the card and its token."""
-    waiting = AwaitingPerson(data="Not done yet: the person confirms or cancels on the card shown with this result")
-    payload = to_jsonable(spec.render_error(waiting) if spec.render_error else as_jsonrpc(waiting))
-    card = {"question": asked.question, "details": asked.details, "token": asked.token}
-    return types.CallToolResult.model_validate(
-        {
-            "content": [{"type": "text", "text": dumps(payload)}],
-            "structuredContent": payload,
-            "isError": False,
-            "_meta": {CARD_META: card},
-        }
-    )
-
-
-# The `_meta` key of a confirmation card in a tool result (for the view).
-CARD_META = "mcpsite/confirmation"
-
-
-class AwaitingPerson(Forbidden):
-    message = "Awaiting the person's confirmation"
 
 
 async def run_cancellable[T](awaitable: Awaitable[T], interaction: SessionInteraction) -> T:

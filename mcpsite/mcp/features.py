@@ -23,7 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InvalidParams, ResourceNotFound, ScopeDenied
 
-from . import calls, content, dispatch, prompts, resources, shutdown, subscriptions, threads
+from . import calls, content, dispatch, prompts, resources, shutdown, subscriptions, threads, ui
 from .completion import completion_run
 from .interaction import InputRequired
 from .registry import CallContext
@@ -67,11 +67,6 @@ def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, no
         raise ScopeDenied.for_group(call_ctx.api_key, group, "resources")
 
 
-def _ui_meta(spec: resources.TemplateSpec, call_ctx: CallContext) -> dict[str, Any] | None:
-    """A template's view (`_meta.ui.resourceUri`), for a client that negotiated MCP Apps."""
-    return {"ui": {"resourceUri": spec.ui}} if spec.ui and call_ctx.apps else None
-
-
 def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Resource]:
     entries = [
         types.Resource(
@@ -82,7 +77,7 @@ def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Re
     ]
     for spec in resources.templates(groups):
         if spec.instances is not None:
-            meta = _ui_meta(spec, call_ctx)
+            meta = ui.template_meta(spec, call_ctx)
             entries += [
                 types.Resource(
                     uri=i.uri,
@@ -235,7 +230,7 @@ class FeatureHandlers:
                 title=s.title,
                 description=s.description,
                 mime_type=s.mime_type,
-                _meta=_ui_meta(s, call_ctx),
+                _meta=ui.template_meta(s, call_ctx),
             )
             for s in resources.templates(_visible(call_ctx, groups))
         ]

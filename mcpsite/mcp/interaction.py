@@ -48,7 +48,7 @@ class InputRequired(Exception):  # noqa: N818 (not an error: the call's first an
 class ConfirmInView(InputRequired):
     """MCP Apps: the confirmation is asked by the tool's view (a card with Send / Cancel) rather than a form. The
     call ends without acting; its result hands the view `question`, `details` (what the card shows, by field) and
-    `token` (sealed: the call and a nonce, calls.CardInteraction); the person's Send brings the token back through
+    `token` (sealed: the call and a nonce, ui.CardInteraction); the person's Send brings the token back through
     the tool's app-only companion tool."""
 
     def __init__(self, question: str, details: dict[str, Any] | None, token: str) -> None:

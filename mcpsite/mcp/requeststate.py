@@ -14,16 +14,12 @@ valid: the newest key seals, every key unseals.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django.conf import settings
 from django.utils.crypto import salted_hmac
 from mcp.server.request_state import (
-    AESGCMRequestStateCodec,
-    InvalidRequestState,
     RequestStateBoundary,
     RequestStateSecurity,
 )
@@ -33,9 +29,6 @@ from .registry import CallContext
 
 # Separates this use of the site's secret from every other (sessions, signing, password resets).
 KEY_SALT = "mcpsite.mcp.requeststate"
-# The confirmation cards of MCP Apps views (calls.CardInteraction): their own keys, so a card token is never a
-# valid requestState nor the other way round.
-CARD_KEY_SALT = "mcpsite.mcp.apps.card"
 
 
 def request_state_keys(salt: str = KEY_SALT) -> list[bytes]:
@@ -56,30 +49,6 @@ def principal_of(ctx: CallContext) -> str | None:
     if ctx.owner is not None:
         return f"user:{ctx.owner.pk}"
     return None
-
-
-def seal_card(claims: dict[str, Any]) -> str:
-    """`claims` (JSON), encrypted and authenticated (AES-256-GCM, the SDK's codec) under the card keys, with this
-    server as audience and an expiry MCP_REQUEST_STATE_TTL from now (a card answers like a round trip)."""
-    envelope = {**claims, "aud": settings.MCP_SERVER_NAME, "exp": time.time() + settings.MCP_REQUEST_STATE_TTL}
-    return AESGCMRequestStateCodec(request_state_keys(CARD_KEY_SALT)).seal(json.dumps(envelope).encode())
-
-
-def unseal_card(token: Any) -> dict[str, Any] | None:
-    """The claims of a card token this site sealed for this server and that has not expired; None for anything
-    else (forged, altered, another server's, expired, not a string)."""
-    if not isinstance(token, str):
-        return None
-    try:
-        claims = json.loads(AESGCMRequestStateCodec(request_state_keys(CARD_KEY_SALT)).unseal(token))
-    except (InvalidRequestState, ValueError):
-        return None
-    if not isinstance(claims, dict) or claims.get("aud") != settings.MCP_SERVER_NAME:
-        return None
-    expires = claims.get("exp")
-    if not isinstance(expires, int | float) or not time.time() < expires:
-        return None
-    return claims
 
 
 class CheckedRequestStates:

@@ -80,7 +80,7 @@ async def tool_call_result(
         result = await call
     except ConfirmInView as asked:  # an MCP Apps client: the person answers on the tool's card
         assert spec is not None
-        return calls.card_result(spec, asked)
+        return ui.card_result(spec, asked)
     except InputRequired as asked:
         return calls.input_required_result(asked)
     except UnknownTool as exc:
@@ -155,7 +155,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         _require_client_capabilities(spec, ctx.session.client_capabilities)
         # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
-        call_ctx = calls.with_card(call_ctx, spec, params.name, params.arguments)
+        call_ctx = ui.with_card(call_ctx, spec, params.name, params.arguments)
         call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
         result = await tool_call_result(calls.run_cancellable(call, interaction), spec)
         return types.CallToolResult.model_validate(result) if isinstance(result, dict) else result
@@ -187,31 +187,5 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
     # Seals and checks the requestState of multi round-trip calls (requeststate.py).
     server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
     # MCP Apps: advertised in initialize and server/discover where the endpoint serves a view to this caller.
-    server.middleware.append(AppsAdvertised(request_context))
+    server.middleware.append(ui.AppsAdvertised(request_context))
     return server
-
-
-class AppsAdvertised:
-    """Server middleware: `initialize` and `server/discover` name the MCP Apps extension exactly where a view is
-    served (MCP_APPS on, and the endpoint's groups, narrowed to the caller's scopes, include one). On 2025-11-25 the
-    SDK's result surface has no `extensions`; MCP Apps hosts read it there too, so it is added after the SDK's
-    pass."""
-
-    def __init__(self, request_context: ContextFactory) -> None:
-        self.request_context = request_context
-
-    async def __call__(self, ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
-        result = await call_next(ctx)
-        if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
-            return result
-        capabilities = dict(result.get("capabilities") or {})
-        extensions = dict(capabilities.get("extensions") or {})
-        call_ctx, groups = self.request_context(ctx)
-        if ui.served_in(dispatch.visible_groups(call_ctx, groups)):
-            extensions[ui.EXTENSION_ID] = {}
-        else:
-            extensions.pop(ui.EXTENSION_ID, None)
-        capabilities.pop("extensions", None)
-        if extensions:
-            capabilities["extensions"] = extensions
-        return {**result, "capabilities": capabilities}

@@ -27,10 +27,10 @@ from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPError
 
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
-from mcpsite.mcp import calls, dispatch, requeststate, resources, ui
-from mcpsite.mcp.calls import CARD_META
+from mcpsite.mcp import dispatch, requeststate, resources, ui
 from mcpsite.mcp.interaction import Interaction
 from mcpsite.mcp.server import build_server
+from mcpsite.mcp.ui import CARD_META
 from mcpsite.models import ToolCall
 from merchant.catalog import seed_products
 from reminders import selectors as reminders_selectors
@@ -505,7 +505,7 @@ def test_a_forged_altered_or_expired_card_sends_nothing(api_key, hanako, setting
     import time as time_module
 
     later = time_module.time() + settings.MCP_REQUEST_STATE_TTL + 1
-    monkeypatch.setattr("mcpsite.mcp.requeststate.time.time", lambda: later)
+    monkeypatch.setattr("mcpsite.mcp.ui.time.time", lambda: later)
     assert _confirm(key, token).is_error
     assert Message.objects.count() == 0
 
@@ -564,7 +564,7 @@ def test_two_sends_of_one_card_at_once_store_one_message(api_key, hanako, monkey
 
     def press(_i):
         base = dispatch.call_context(transport="test", api_key=key)
-        card = calls.CardInteraction(Interaction(), "message.confirm_send", {}, requeststate.principal_of(base))  # type: ignore[arg-type]
+        card = ui.CardInteraction(Interaction(), "message.confirm_send", {}, requeststate.principal_of(base))  # type: ignore[arg-type]
         ctx = dataclasses.replace(base, apps=True, interaction=card)
         return dispatch.call_tool(ctx, "message.confirm_send", {"confirmation": token}).data
 
