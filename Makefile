@@ -34,7 +34,10 @@ demo: venv messages
 	@LOG_LEVEL=WARNING $(PY) manage.py seed_demo --host $(HOST):$(PORT)
 	@$(PY) manage.py collectstatic --noinput -v 0
 	@echo "Serving on http://$(HOST):$(PORT) (admin: /admin/, MCP: /mcp) with the task worker and the reminder scheduler; Ctrl-C stops all."
+	@# The task worker writes its metrics where the web process's /metrics reads them (scripts/serve's directory).
 	@trap 'kill 0' EXIT INT TERM; \
+	  export PROMETHEUS_MULTIPROC_DIR="$${PROMETHEUS_MULTIPROC_DIR:-$${MCPSITE_VAR_DIR:-$$PWD/var}/metrics}"; \
+	  mkdir -p "$$PROMETHEUS_MULTIPROC_DIR"; \
 	  $(PY) manage.py db_worker --queue-name '*' & \
 	  $(PY) manage.py reminders_scheduler --interval 30 & \
 	  HOST=$(HOST) PORT=$(PORT) WORKERS=1 scripts/serve
