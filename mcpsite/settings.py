@@ -341,8 +341,8 @@ MCP_MAX_BODY_BYTES = int(env_raw("MCP_MAX_BODY_BYTES", 1_000_000))
 MCP_MAX_BATCH = int(env_raw("MCP_MAX_BATCH", 50))
 # Stateless Streamable HTTP by default: any process or host answers any request (docs/production.md).
 MCP_STATELESS_HTTP = env_bool("MCP_STATELESS_HTTP", True)
-# Answer a POST with one JSON body rather than an SSE stream: the SSE machinery costs a read-only call about 30 % of
-# its throughput. MCP_JSON_RESPONSE=0 streams (progress notifications on the POST's stream).
+# Answer a POST with one JSON body rather than an SSE stream, which costs a read-only call a share of its throughput
+# (bench/bench_serving.py). MCP_JSON_RESPONSE=0 streams (progress notifications on the POST's stream).
 MCP_JSON_RESPONSE = env_bool("MCP_JSON_RESPONSE", True)
 # Protocol 2026-07-28 answers a POST as JSON until the handler notifies, then as SSE (progress on the call's own
 # stream); MCP_MODERN_JSON_RESPONSE=1 answers JSON always (no progress). bench/bench_serving.py measures the two.
