@@ -104,14 +104,16 @@ def site(live_template, tmp_path_factory):
             balanced.stop()
 
 
+def _send(balanced: Balanced, key: str, answer: str) -> dict:
+    """message.send through the balancer, the client answering its question with `answer`."""
+    arguments = {"to": TO, "text": f"v1 {answer}"}
+    return ts_client("call_answering", balanced.url, key, script=SCRIPT_V1, answer=answer, name="message.send",
+                     arguments=arguments)  # fmt: skip
+
+
 def test_2025_11_25_confirmation_decline_sends_nothing_and_accept_sends_once(site):
     site, balanced = site
-    answers = {
-        answer: ts_client("call_answering", balanced.url, site.key, script=SCRIPT_V1, answer=answer,
-                          name="message.send", arguments={"to": TO, "text": f"v1 {answer}"})  # fmt: skip
-        for answer in ("decline", "accept")
-    }
-    declined, accepted = answers["decline"], answers["accept"]
+    declined, accepted = (_send(balanced, site.key, answer) for answer in ("decline", "accept"))
     assert declined["protocolVersion"] == accepted["protocolVersion"] == "2025-11-25"
     assert len(declined["asked"]) == len(accepted["asked"]) == 1 and "v1 accept" in accepted["asked"][0]
     assert declined["result"]["structuredContent"]["status"] == "error"
