@@ -76,11 +76,13 @@ gettext:
 
 # System packages the tests use: Debian chromium (Playwright drives it) with CJK fonts, so screenshots
 # of the Japanese admin are legible, redis-server (the REDIS_URL cache is tested against a real one), gettext
-# (msgfmt: compilemessages) and prometheus (scrapes two workers; promtool checks the exposition).
-SYSTEM_PACKAGES := chromium fonts-noto-cjk redis-server gettext prometheus
+# (msgfmt: compilemessages), prometheus (scrapes two workers; promtool checks the exposition) and haproxy (the
+# balancer of scripts/serve-balanced, in front of two processes: mcpsite/tests/test_balanced.py).
+SYSTEM_PACKAGES := chromium fonts-noto-cjk redis-server gettext prometheus haproxy
 system-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1 \
 	    || ! command -v msgfmt >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1 \
+	    || ! command -v haproxy >/dev/null 2>&1 \
 	    || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "Installing $(SYSTEM_PACKAGES) for the tests"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \

@@ -142,7 +142,13 @@ def cart_lines(items: list[dict[str, int]]) -> list[CartLine]:
             data={"unknown_product_ids": unknown},
         )
     short = [
-        {"product_id": pk, "sku": products[pk].sku, "requested": qty, "available": products[pk].inventory_count}
+        {
+            "product_id": pk,
+            "sku": products[pk].sku,
+            "name": products[pk].name,
+            "requested": qty,
+            "available": products[pk].inventory_count,
+        }
         for pk, qty in quantities.items()
         if qty > products[pk].inventory_count
     ]

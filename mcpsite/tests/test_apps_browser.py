@@ -43,7 +43,8 @@ theater = services.theater_set_layout(
     theater=Theater.objects.create(name="シアターA", rows=5, columns=8), rows=5, columns=8, blocked={{"E1", "E8"}})
 day = timezone.localdate() + datetime.timedelta(days=1)
 for hour, (public_id, title) in enumerate([("apps0", "スタームービー"), ("apps1", "スタームービー"),
-                                          ("apps2", "スタームービー"), ("hostile0", {hostile!r})]):
+                                          ("apps2", "スタームービー"), ("hostile0", {hostile!r}),
+                                          ("apps3", "スタームービー")]):
     movie = Movie.objects.create(title=title, rating=4.5, duration=120)
     Schedule.objects.create(movie=movie, theater=theater, public_id=public_id, date=day,
                             start_time=datetime.time(9 + 3 * hour))
@@ -76,11 +77,12 @@ def site(live_template, tmp_path_factory):
 
 @pytest.fixture
 def host_for(site, apps_browser):
-    """host_for(locale="ja-JP") -> an AppsHost in a fresh browser context asking for `locale`."""
+    """host_for(locale="ja-JP", width=900) -> an AppsHost in a fresh browser context asking for `locale`, its view
+    `width` CSS pixels wide."""
     contexts = []
 
-    def make(locale: str = "ja-JP") -> AppsHost:
-        context = apps_browser.get().new_context(locale=locale, viewport={"width": 900, "height": 900})
+    def make(locale: str = "ja-JP", width: int = 900) -> AppsHost:
+        context = apps_browser.get().new_context(locale=locale, viewport={"width": width, "height": 900})
         contexts.append(context)
         return AppsHost(context, site.urls[0], site.key, locale=locale)
 
@@ -202,21 +204,29 @@ def test_seat_picker_books_two_seats_with_the_password_typed_in_the_view(site, h
     assert host.events("model-context") and "secret12" not in told
 
 
-def test_seat_picker_shows_the_409_of_a_seat_sold_meanwhile_and_refreshes(site, host_for):
-    host = host_for("en-US")
-    host.open("get_seat_availability", {"schedule_id": "apps1"})
+@pytest.mark.parametrize(
+    ("locale", "show", "said"),
+    [
+        ("en-US", "apps1", "Someone else took seat C6 meanwhile. The map has been refreshed; choose again."),
+        ("ja-JP", "apps3", "他の方が先に C6 を予約しました。座席表を更新しました。選び直してください。"),
+    ],
+)
+def test_seat_picker_shows_the_409_of_a_seat_sold_meanwhile_and_refreshes(site, host_for, locale, show, said):
+    """The conflict names the seat taken in the host's language (not the seed's English error text)."""
+    host = host_for(locale)
+    host.open("get_seat_availability", {"schedule_id": show})
     view = host.view
     expect(view.locator("body")).to_have_attribute("data-state", "ready")
     view.get_by_test_id("seat-C5").click()
     view.get_by_test_id("seat-C6").click()
-    site.shell(SELL.format(show="apps1", seats=["C6"]))  # someone else, between render and click
+    site.shell(SELL.format(show=show, seats=["C6"]))  # someone else, between render and click
     view.get_by_test_id("reservation-password").fill("secret12")
     view.get_by_test_id("book").click()
     expect(view.locator("body")).to_have_attribute("data-state", "conflict", timeout=20_000)
-    expect(view.get_by_test_id("error")).to_contain_text("C6")
+    expect(view.get_by_test_id("error")).to_have_text(said)
     expect(view.get_by_test_id("seat-C6")).to_have_attribute("data-status", "reserved")  # the map was refreshed
     expect(view.get_by_test_id("seat-C5")).to_have_attribute("data-status", "available")  # nothing half-booked
-    assert site.count("cinema_reservedseat", schedule_id=site.shows["apps1"], active=True) == 1  # C6, the other's
+    assert site.count("cinema_reservedseat", schedule_id=site.shows[show], active=True) == 1  # C6, the other's
 
 
 def test_seat_picker_by_keyboard(host_for):
@@ -266,7 +276,7 @@ def test_cart_review_shows_the_database_price_not_the_agents(site, host_for):
     expect(line).to_have_attribute("data-product-id", str(tea))
     expect(line.get_by_test_id("line-unit-price")).to_have_attribute("data-value", "1980")
     expect(line.get_by_test_id("line-total")).to_have_attribute("data-value", "3960")
-    expect(line.get_by_test_id("line-warning")).to_contain_text("1980")  # the agent's ¥1 was ignored
+    expect(line.get_by_test_id("line-warning")).to_contain_text("￥1,980")  # the agent's ￥1 was ignored
     expect(view.get_by_test_id("subtotal")).to_have_attribute("data-value", "3960")
 
 
@@ -322,6 +332,87 @@ def test_message_card_shows_a_hostile_contact_name_as_text(site, host_for):
     assert injected(host) == []
     assert [line for line in host.console if line.startswith("error")] == []
     assert messages(site, "hostile") == 0
+
+
+# Where each row's letter and its first and last seats are, in the seat grid's own box, with the grid scrolled to
+# its start and then to its end.
+GRID_EDGES = """() => {
+  const grid = document.getElementById("seat-grid");
+  const at = (scroll) => {
+    grid.scrollLeft = scroll;
+    const box = (node) => { const r = node.getBoundingClientRect(); return [r.left, r.right]; };
+    const outer = grid.getBoundingClientRect();
+    return {
+      grid: [outer.left, outer.right],
+      rows: [...grid.querySelectorAll(".row")].map((row) => {
+        const seats = row.querySelectorAll(".seat");
+        return { head: box(row.querySelector(".rowhead")), first: box(seats[0]), last: box(seats[seats.length - 1]) };
+      }),
+    };
+  };
+  return { start: at(0), end: at(grid.scrollWidth) };
+}"""
+
+
+def _inside(box: list[float], outer: list[float]) -> bool:
+    return box[0] >= outer[0] - 0.5 and box[1] <= outer[1] + 0.5
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("width", [320, 375])
+def test_the_seat_picker_on_a_phone_reaches_every_row_letter_and_seat(host_for, width, lang):
+    """Scrolled to its start the grid shows every row's letter and seat 1; scrolled to its end, the last seats, with
+    the row letters still in view; the page itself does not scroll sideways."""
+    host = host_for("ja-JP" if lang == "ja" else "en-US", width=width)
+    host.open("get_seat_availability", {"schedule_id": "apps2"})
+    expect(host.view.locator("body")).to_have_attribute("data-state", "ready")
+    edges = host.view_frame().evaluate(GRID_EDGES)
+    for moment in ("start", "end"):
+        grid = edges[moment]["grid"]
+        assert all(_inside(row["head"], grid) for row in edges[moment]["rows"]), (moment, edges)
+    assert all(_inside(row["first"], edges["start"]["grid"]) for row in edges["start"]["rows"]), edges
+    assert all(_inside(row["last"], edges["end"]["grid"]) for row in edges["end"]["rows"]), edges
+    assert host.view_frame().evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("width", [320, 375])
+def test_the_cart_review_on_a_phone_stacks_its_lines_in_the_hosts_language(site, host_for, width, lang):
+    tea, mug, _bad = site.products
+    host = host_for("ja-JP" if lang == "ja" else "en-US", width=width)
+    address = {"recipient": "山田花子", "postalCode": "100-0001", "region": "東京都", "city": "千代田区",
+               "addressLine": ["千代田1-1"], "country": "JP"}  # fmt: skip
+    host.open("build_cart_mandates", {**cart_arguments([(tea, 2), (mug, 1)], {tea: 1}), "shipping_address": address})
+    view = host.view
+    expect(view.locator("body")).to_have_attribute("data-state", "ready")
+    yen = "￥1,980" if lang == "ja" else "¥1,980"
+    expect(view.get_by_test_id("line-unit-price").first).to_contain_text(yen)
+    warning = view.get_by_test_id("line-warning")
+    expect(warning).to_have_text(
+        f"抹茶ラテ: エージェントが示した価格 ￥1 ではなく、ショップの価格 {yen} で計算しています。"
+        if lang == "ja"
+        else f"抹茶ラテ: your agent's price ¥1 was ignored; the shop's price {yen} is used."
+    )
+    ship_to = {"ja": "〒100-0001 東京都千代田区千代田1-1 山田花子 様",
+               "en": "山田花子, 千代田1-1, 千代田区 東京都 100-0001, JP"}  # fmt: skip
+    expect(view.get_by_test_id("ship-to")).to_have_text(ship_to[lang])
+    # Each line stacks: its name has the view's width (not a column broken every character), nothing overflows.
+    name_width = view.get_by_test_id("line-name").first.bounding_box()["width"]
+    assert name_width > width * 0.6
+    assert host.view_frame().evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_the_cart_reviews_stock_problem_names_the_product_above_its_table(site, host_for):
+    _tea, mug, _bad = site.products
+    host = host_for("ja-JP", width=320)
+    host.open("build_cart_mandates", cart_arguments([(mug, 3)]))
+    view = host.view
+    expect(view.locator("body")).to_have_attribute("data-state", "error")
+    expect(view.get_by_test_id("problem-name")).to_have_text("マグカップ")
+    message = view.get_by_test_id("error").bounding_box()
+    table = view.get_by_test_id("stock-problem").bounding_box()
+    assert message["y"] + message["height"] <= table["y"]
+    expect(view.get_by_test_id("error")).to_have_text("在庫が足りない商品があります:")
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])

@@ -9,6 +9,7 @@ One site and one pair of servers serve the module; each test drives one case of 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -23,11 +24,14 @@ from .test_interop_confirmation import SENT, STATE_REFUSED
 from .test_interop_confirmation import SETUP as CONTACT_SETUP
 from .test_modern_live import SEATS, _Galuchat, _resolve_points_calls, _RoutedProxy
 from .test_modern_live import SETUP as SHOW_SETUP
-from .tsclient import TsClient, ts_client
+from .tsclient import SCRIPT, TsClient, ts_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 TO = "山田花子"
+# The servers' settings: one point per GaluchatAPI request, none cached, the audit written at once.
+SERVER_ENV = {"GALUCHAT_MAX_POINTS_PER_REQUEST": "1", "GALUCHAT_REQUESTS_PER_SECOND": "1000",
+              "GALUCHAT_CACHE_TTL": "0", "MCP_AUDIT_FLUSH_SECONDS": "0"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +39,7 @@ def site(live_template, tmp_path_factory):
     directory = tmp_path_factory.mktemp("ts-client")
     with loopback_upstream(_Galuchat) as galuchat, live_site(live_template, directory) as site:
         site.shell(CONTACT_SETUP + SHOW_SETUP)
-        env = {"GALUCHAT_BASE_URL": galuchat, "GALUCHAT_MAX_POINTS_PER_REQUEST": "1",
-               "GALUCHAT_REQUESTS_PER_SECOND": "1000", "GALUCHAT_CACHE_TTL": "0",
-               "MCP_AUDIT_FLUSH_SECONDS": "0"}  # fmt: skip
+        env = {"GALUCHAT_BASE_URL": galuchat, **SERVER_ENV}
         site.start_server(**env)
         site.start_server(**env)
         yield site
@@ -118,24 +120,23 @@ def test_a_seat_sold_through_one_process_reaches_a_listen_stream_on_the_other(si
     assert result == {"updates": 1}
 
 
-@pytest.mark.parametrize("abort", [True, False], ids=["aborted", "control"])
-def test_an_aborted_resolve_points_stops_its_upstream_requests(site, proxy, abort):
-    """12 points, one GaluchatAPI request each: the client aborts once every upstream worker's request is held, so
-    only those reach GaluchatAPI, counted once the call has ended on the server (its audit row). The control, not
-    aborted, sends all 12."""
-    _balancer, url = proxy
+def abort_resolve_points(site, url: str, abort: bool, script: Path = SCRIPT) -> tuple[int, dict]:
+    """12 points, one GaluchatAPI request each, called by `script`'s abortable_call case: the client aborts (or, as
+    a control, lets the call finish) once every upstream worker's request is held. Returns the requests held then and
+    the client's result, once the call has ended on the server (its audit row): nothing more will be sent."""
     _Galuchat.received.clear()
     _Galuchat.open.clear()
     calls_before = _resolve_points_calls(site)
     points = [{"ref": f"t{i}", "lat": 34, "lon": 130 + i + (0.25 if abort else 0.75)} for i in range(12)]
-    with TsClient("abortable_call", url, site.key, name="resolve_points", arguments={"points": points}) as caller:
+    arguments = {"points": points}
+    with TsClient("abortable_call", url, site.key, script, name="resolve_points", arguments=arguments) as caller:
         assert caller.event() == {"event": "calling"}
         for _ in range(UPSTREAM_CONCURRENCY):
             assert _Galuchat.held.acquire(True, 30)
         in_flight = len(_Galuchat.received)
         if abort:
             caller.tell("abort")
-            anyio.run(anyio.sleep, 2)  # the server hears the close and tells the tool (a margin, not a bound)
+            anyio.run(anyio.sleep, 2)  # the server hears of it and tells the tool (a margin, not a bound)
         else:
             caller.tell("finish")
         _Galuchat.open.set()
@@ -146,6 +147,15 @@ def test_an_aborted_resolve_points_stops_its_upstream_requests(site, proxy, abor
         anyio.run(anyio.sleep, 0.2)
     while _Galuchat.held.acquire(blocking=False):
         pass
+    return in_flight, result
+
+
+@pytest.mark.parametrize("abort", [True, False], ids=["aborted", "control"])
+def test_an_aborted_resolve_points_stops_its_upstream_requests(site, proxy, abort):
+    """The client aborts once every upstream worker's request is held, so only those reach GaluchatAPI. The control,
+    not aborted, sends all 12."""
+    _balancer, url = proxy
+    in_flight, result = abort_resolve_points(site, url, abort)
     assert in_flight == UPSTREAM_CONCURRENCY < 12
     assert result["aborted"] is abort
     assert len(_Galuchat.received) == (in_flight if abort else 12)

@@ -21,6 +21,8 @@ import pytest
 from .live import ROOT
 
 SCRIPT = Path(__file__).parent / "ts" / "client.mjs"
+# The TypeScript SDK v1 client (`@modelcontextprotocol/sdk` 1.x: protocol 2025-11-25, sessions), same protocol.
+SCRIPT_V1 = Path(__file__).parent / "ts" / "client_v1.mjs"
 
 
 @functools.cache
@@ -32,10 +34,12 @@ def node_bin() -> Path:
     return Path(done.stdout.strip())
 
 
-def _command(case: str, url: str, key: str, arguments: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+def _command(
+    case: str, url: str, key: str, arguments: dict[str, Any], script: Path = SCRIPT
+) -> tuple[list[str], dict[str, str]]:
     bin_dir = node_bin()
     env = {**os.environ, "NODE_TOOLS": str(bin_dir.parents[2]), "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    return [str(bin_dir / "node"), str(SCRIPT), case, url, key, json.dumps(arguments)], env
+    return [str(bin_dir / "node"), str(script), case, url, key, json.dumps(arguments)], env
 
 
 class TsClientError(Exception):
@@ -52,9 +56,9 @@ def _outcome(line: dict[str, Any]) -> Any:
     return line["done"]
 
 
-def ts_client(case: str, url: str, key: str, timeout: float = 60, **arguments: Any) -> Any:
-    """Run `case` of client.mjs against `url` with `key`; its result (TsClientError if it failed)."""
-    command, env = _command(case, url, key, arguments)
+def ts_client(case: str, url: str, key: str, timeout: float = 60, script: Path = SCRIPT, **arguments: Any) -> Any:
+    """Run `case` of client.mjs (or `script`) against `url` with `key`; its result (TsClientError if it failed)."""
+    command, env = _command(case, url, key, arguments, script)
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     if not lines or not ({"done", "error"} & set(lines[-1])):
@@ -66,8 +70,8 @@ class TsClient:
     """One case of client.mjs running in the background: `event()` reads its next event line, `tell(line)` writes
     one to the case (an order such as "abort"), `result()` waits for its end."""
 
-    def __init__(self, case: str, url: str, key: str, **arguments: Any) -> None:
-        command, env = _command(case, url, key, arguments)
+    def __init__(self, case: str, url: str, key: str, script: Path = SCRIPT, **arguments: Any) -> None:
+        command, env = _command(case, url, key, arguments, script)
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )

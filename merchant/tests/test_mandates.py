@@ -129,7 +129,9 @@ def test_quantity_above_stock_is_409(catalogue, build):
     with pytest.raises(Conflict) as exc:
         build([{"product_id": hoodie.pk, "quantity": 16}])
     assert exc.value.data == {
-        "insufficient_stock": [{"product_id": hoodie.pk, "sku": "MUGIBO-HOODIE", "requested": 16, "available": 15}]
+        "insufficient_stock": [
+            {"product_id": hoodie.pk, "sku": "MUGIBO-HOODIE", "name": hoodie.name, "requested": 16, "available": 15}
+        ]
     }
     assert "15 in stock" in exc.value.message
 
