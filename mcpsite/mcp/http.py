@@ -8,8 +8,9 @@ sessions.
 
 2026-07-28 requests (an `MCP-Protocol-Version` that names no handshake revision) go to a stateless manager in SSE
 mode: a reply is JSON unless its handler notifies (progress), and a listen stream is SSE. 2025-11-25 requests go
-to the manager configured by MCP_STATELESS_HTTP / MCP_JSON_RESPONSE (stateless JSON by default). Either way any
-process or host answers any request; docs/production.md says which MCP features each revision covers.
+to the manager configured by MCP_STATELESS_HTTP / MCP_JSON_RESPONSE (stateless JSON by default, where any process
+or host answers any request; with sessions on, a session lives in the process that opened it, so requests need
+affinity: scripts/serve-balanced). docs/production.md says which MCP features each revision covers.
 """
 
 from __future__ import annotations
