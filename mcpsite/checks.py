@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core import checks
 
 from .core.problems import SETTINGS, Problem, check_messages
+from .cors import origin_valid
 
 logger = logging.getLogger("mcpsite")
 
@@ -27,6 +28,13 @@ def settings_problems() -> list[Problem]:
         problems.append(Problem("mcpsite.E004", "HTTP_BODY_TIMEOUT_S must be more than 0 and at most 600"))
     if not 0 < settings.MCP_REQUEST_STATE_TTL <= 86_400:
         problems.append(Problem("mcpsite.E005", "MCP_REQUEST_STATE_TTL must be more than 0 and at most 86400 (s)"))
+    for origin in settings.CORS_ALLOWED_ORIGINS:
+        if not origin_valid(origin):
+            problems.append(
+                Problem(
+                    "mcpsite.E006", f"CORS_ALLOWED_ORIGINS: {origin!r} is not an origin like https://app.example.com"
+                )
+            )
     for name in ("DATABASE_STATEMENT_TIMEOUT", "DATABASE_LOCK_TIMEOUT"):
         raw = str(getattr(settings, name))
         try:

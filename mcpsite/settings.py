@@ -57,6 +57,9 @@ SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Web pages (`https://host[:port]`, comma-separated) whose scripts may call /mcp, the seed endpoints and the OAuth
+# endpoints (mcpsite/cors.py); none by default. Also accepted as an MCP request's Origin (DNS-rebinding protection).
+CORS_ALLOWED_ORIGINS = [origin.lower().rstrip("/") for origin in env_list("CORS_ALLOWED_ORIGINS")]
 
 # --- security (docs/security.md): production defaults whenever DEBUG is off ---
 # HSTS is sent only on HTTPS responses, so a laptop on http://127.0.0.1 is unaffected.
