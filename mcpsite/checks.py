@@ -2,6 +2,7 @@
 
 import logging
 import re
+from pathlib import Path
 
 from django.conf import settings
 from django.core import checks
@@ -49,6 +50,31 @@ def settings_problems() -> list[Problem]:
 @checks.register(checks.Tags.security, SETTINGS)
 def check_platform_settings(app_configs, **kwargs):
     return check_messages(settings_problems())
+
+
+def catalogue_problems(*, deploy: bool) -> list[Problem]:
+    """Each translation catalogue under LOCALE_PATHS compiled (without its .mo the OAuth and staff pages fall back to
+    English, half translated by Django's own catalogues); with `deploy`, compiled since its source last changed."""
+    problems = []
+    hint = "Run `manage.py compilemessages --locale ja` (`make messages`) in the deployed checkout"
+    for directory in settings.LOCALE_PATHS:
+        for source in sorted(Path(directory).glob("*/LC_MESSAGES/*.po")):
+            compiled = source.with_suffix(".mo")
+            if not compiled.exists():
+                problems.append(Problem("mcpsite.E007", f"{source} is not compiled ({compiled.name} is missing)", hint))
+            elif deploy and compiled.stat().st_mtime < source.stat().st_mtime:
+                problems.append(Problem("mcpsite.E008", f"{compiled} is older than {source.name}", hint))
+    return problems
+
+
+@checks.register(checks.Tags.translation, SETTINGS)
+def check_catalogues_compiled(app_configs, **kwargs):
+    return check_messages(catalogue_problems(deploy=False))
+
+
+@checks.register(checks.Tags.translation, deploy=True)
+def check_catalogues_current(app_configs, **kwargs):
+    return check_messages(p for p in catalogue_problems(deploy=True) if p.id == "mcpsite.E008")
 
 
 def startup_refusal() -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import secrets
 from urllib.parse import parse_qs, urlsplit
 
@@ -444,6 +445,24 @@ def test_the_pages_say_what_and_why_in_the_users_language(signed_in, app_client_
     text = consent_page.content.decode()
     assert consent_page.context["access_lifetime"] in text and consent_page.context["refresh_lifetime"] in text
     assert 'id="how-to-revoke"' in text and "Django" not in text
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("language", "access", "refresh", "english"),
+    [("ja", "1時間", "30日", False), ("en", "1 hour", "30 days", True)],
+)
+def test_the_consent_page_says_the_lifetimes_as_a_person_writes_them(
+    signed_in, app_client_id, language, access, refresh, english
+):
+    """Issue #37: 30 days read "4週間, 2日" (timesince's weeks); the page is in the reader's language throughout."""
+    signed_in.cookies["django_language"] = language
+    _, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema"))
+    assert (page.context["access_lifetime"], page.context["refresh_lifetime"]) == (access, refresh)
+    lifetimes = re.sub(r"\s+", " ", re.search(r'<p id="token-lifetime">(.*?)</p>', page.content.decode(), re.S)[1])
+    assert access in lifetimes and refresh in lifetimes and "週" not in lifetimes
+    assert ("The client gets an access token" in lifetimes) == english
 
 
 @pytest.mark.django_db
