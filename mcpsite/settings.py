@@ -540,9 +540,10 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     # Anyone may register a client (RFC 7591, as MCP clients do); a client gets nothing until a user consents.
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    "CIMD_ENABLED": True,
-    # Refuses private, loopback and link-local addresses, connects to the address it checked, no redirects.
-    "CIMD_METADATA_FETCHER": "oauth2_provider.cimd.SafeMetadataFetcher",
+    # Client ID metadata documents are off (docs/oauth.md, "Client ID metadata documents"): the toolkit's fetch judges
+    # addresses by its own rule, not the site's, and the clients it makes escape the registration limit and pruning.
+    # MCP clients register instead (DCR), as they do when the metadata does not advertise CIMD.
+    "CIMD_ENABLED": False,
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
