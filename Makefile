@@ -57,7 +57,7 @@ serve: venv messages
 test: venv system-deps messages
 	@scripts/run-tests
 
-conformance: venv
+conformance: venv messages
 	@scripts/conformance
 
 # The staff's Japanese: locale/ja/LC_MESSAGES/django.po and djangojs.po (the admin's JavaScript widgets), committed,
@@ -93,7 +93,7 @@ lint: venv
 	@$(VENV)/bin/ruff format --check .
 
 # bench_serving drives real uvicorn processes with wrk (Debian) and starts its own PostgreSQL and redis-server.
-bench: venv system-deps
+bench: venv system-deps messages
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; } \
 	  || echo "Install the Debian package wrk for bench/bench_serving.py" >&2
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

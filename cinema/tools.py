@@ -11,6 +11,7 @@ import datetime
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.core.errors import InvalidParams, InvalidRequest, NotFound
 from mcpsite.core.jsonutil import number
@@ -107,6 +108,8 @@ def _schedule_or_404(schedule_id: str):
 
 @tool(
     name="get_movie_list",
+    title=_("Movies showing"),
+    icon="🎬",
     description="現在上映中または指定日の映画一覧を取得します。推薦ロジック（評価・ジャンル・人気度）に対応。",
     input_schema={
         "type": "object",
@@ -170,6 +173,8 @@ def get_movie_list(args: dict, ctx) -> dict:
 
 @tool(
     name="get_show_schedule",
+    title=_("Show schedule"),
+    icon="🗓️",
     description="指定した映画の上映スケジュール一覧を取得します。",
     input_schema={
         "type": "object",
@@ -262,6 +267,8 @@ def _popularity_period(args: dict) -> tuple[datetime.date, datetime.date]:
 
 @tool(
     name="get_movie_popularity",
+    title=_("Movie popularity"),
+    icon="📈",
     description="上映中映画の人気度ランキングを集計・算出して返却します。",
     input_schema={
         "type": "object",
@@ -333,6 +340,8 @@ def get_movie_popularity(args: dict, ctx) -> dict:
 
 @tool(
     name="get_seat_availability",
+    title=_("Seat availability"),
+    icon="💺",
     description="指定上映回の座席一覧と各座席の状態を取得します。",
     input_schema={
         "type": "object",
@@ -379,6 +388,8 @@ def get_seat_availability(args: dict, ctx) -> dict:
 
 @tool(
     name="reserve_seats",
+    title=_("Reserve seats"),
+    icon="🎟️",
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="指定した座席の予約を実行します。競合時はエラーを返却。",
     input_schema={
@@ -444,6 +455,8 @@ _RESERVATION_AUTH_SCHEMA = {
 
 @tool(
     name="get_reservation_details",
+    title=_("Reservation details"),
+    icon="🧾",
     description="予約 ID とパスワードで予約詳細を取得します。パスワード検証必須。",
     input_schema=_RESERVATION_AUTH_SCHEMA,
     output_schema={
@@ -508,6 +521,8 @@ def get_reservation_details(args: dict, ctx) -> dict:
 
 @tool(
     name="cancel_reservation",
+    title=_("Cancel a reservation"),
+    icon="❌",
     description=(
         "予約 ID とパスワードで予約を取り消し、座席を即時に解放します。上映開始後は取り消せません。"
         "取消済みの予約は 409 を返却。"
@@ -545,6 +560,8 @@ def cancel_reservation(args: dict, ctx) -> dict:
 
 @tool(
     name="suggest_seats",
+    title=_("Suggest seats"),
+    icon="✨",
     description=(
         "指定上映回で隣り合って空いている座席の組を提案します（中央の列・中央寄りを優先、最大3案）。"
         "「2人並びで」などの希望に一度で答えるためのツールです。予約は行いません。"

@@ -10,8 +10,10 @@ import logging
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.mcp.registry import CallContext, tool
+from mcpsite.mcp.schema import nullable
 
 from .conf import galuchat_config
 from .errors import GeoError, GeoInternalError, render_error
@@ -49,14 +51,17 @@ INPUT_SCHEMA: dict[str, Any] = {
 _RESULT = {
     "type": "object",
     "properties": {
-        "ref": {"type": ["string", "null"]},
-        "code": {"type": ["string", "null"]},
-        "address": {"type": ["string", "null"]},
+        "ref": nullable({"type": "string"}),
+        "code": nullable({"type": "string"}),
+        "address": nullable({"type": "string"}),
     },
     "required": ["code", "address"],
 }
+# Either granularity and results, or error alone: said in the description, as strict schema dialects take no
+# `oneOf` (docs/add-a-tool.md, "Schemas every host accepts").
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
+    "description": "成功時は granularity と results、失敗時は error のみ。",
     "properties": {
         "granularity": {"type": "string", "enum": GRANULARITY_ENUM},
         "results": {"type": "array", "items": _RESULT},
@@ -73,7 +78,6 @@ OUTPUT_SCHEMA: dict[str, Any] = {
             "required": ["code", "message"],
         },
     },
-    "oneOf": [{"required": ["granularity", "results"]}, {"required": ["error"]}],
 }
 
 # The most one point of a request can take: a 128-character ref with every character \u-escaped (as a client's
@@ -106,6 +110,8 @@ DESCRIPTION = (
 
 @tool(
     name="resolve_points",
+    title=_("Resolve coordinates to areas"),
+    icon="📍",
     description=DESCRIPTION,
     input_schema=INPUT_SCHEMA,
     output_schema=OUTPUT_SCHEMA,

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.core.errors import Conflict, InvalidParams
 from mcpsite.mcp.params import DateError, iso_date
@@ -105,6 +106,8 @@ def _accounts(rows) -> list[dict[str, Any]]:
 
 @tool(
     name="create_journal_entry",
+    title=_("Record a journal entry"),
+    icon="✍️",
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="新しい仕訳を作成します。複式簿記に基づき、借方と貸方の合計が一致する必要があります。",
     input_schema={
@@ -171,6 +174,8 @@ def create_journal_entry(args: dict[str, Any], ctx: CallContext) -> dict[str, An
 
 @tool(
     name="get_account_balance",
+    title=_("Account balance"),
+    icon="💰",
     annotations=READ_ONLY,
     description="指定された勘定科目の残高を取得します。",
     input_schema={
@@ -212,6 +217,8 @@ def get_account_balance(args: dict[str, Any], ctx: CallContext) -> dict[str, Any
 
 @tool(
     name="list_accounts",
+    title=_("Chart of accounts"),
+    icon="📒",
     annotations=READ_ONLY,
     description="勘定科目の一覧を取得します。タイプやカテゴリでフィルタリングできます。",
     input_schema={
@@ -259,6 +266,8 @@ def list_accounts(args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 
 @tool(
     name="generate_balance_sheet",
+    title=_("Balance sheet"),
+    icon="⚖️",
     annotations=READ_ONLY,
     description="指定した日時点での貸借対照表を生成します。",
     input_schema={
@@ -321,6 +330,8 @@ def generate_balance_sheet(args: dict[str, Any], ctx: CallContext) -> dict[str, 
 
 @tool(
     name="generate_income_statement",
+    title=_("Income statement"),
+    icon="📊",
     annotations=READ_ONLY,
     description="指定した期間の損益計算書を生成します。",
     input_schema={

@@ -1,5 +1,7 @@
 """The ingress: what every HTTP request and WebSocket handshake passes once, before any route.
 
+- CORS (mcpsite/cors.py): a browser's preflight at an MCP, seed or OAuth door is answered before the credential is
+  looked at, and every answer there carries the headers an allowed origin's page needs (CORS_ALLOWED_ORIGINS);
 - the `Host` (or trusted `X-Forwarded-Host`) names one of ALLOWED_HOSTS by Django's own rules (400; a WebSocket's
   handshake is refused);
 - on the MCP doors (`/mcp`, `/mcp/<group>`, `/rpc`, the REST tool endpoints, every WebSocket) the credential
@@ -27,6 +29,7 @@ from typing import Any
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
+from . import cors
 from .core.errors import ApplicationError, InvalidRequest, PayloadTooLarge, RequestTimeout
 from .mcp import caps, dispatch, jsonrpc, registry
 from .mcp.auth import SCOPE_PRINCIPAL, api_key_from_scope, bearer_challenge, endpoint_scope_denied
@@ -77,12 +80,16 @@ class RequestGuard:
 
     async def _http(self, scope, receive, send) -> None:
         kind, groups = endpoint(scope["path"])
+        send, preflight = cors.stage(scope, send, mcp_door=kind != OTHER)
         limit = limit_for(kind, groups)
         principal, body, message = None, b"", None
         read: bytes | None
         try:
             if not host_allowed(scope):
                 raise _Refused(InvalidRequest(data="Invalid Host header"))
+            if preflight:  # before the credential: a browser sends none with a preflight
+                await cors.answer_preflight(scope, send)
+                return
             _check_declared_length(scope, limit)
             if kind != OTHER:
                 principal = await _principal(scope, groups if kind == MCP else None)

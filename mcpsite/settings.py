@@ -57,6 +57,9 @@ SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# Web pages (`https://host[:port]`, comma-separated) whose scripts may call /mcp, the seed endpoints and the OAuth
+# endpoints (mcpsite/cors.py); none by default. Also accepted as an MCP request's Origin (DNS-rebinding protection).
+CORS_ALLOWED_ORIGINS = [origin.lower().rstrip("/") for origin in env_list("CORS_ALLOWED_ORIGINS")]
 
 # --- security (docs/security.md): production defaults whenever DEBUG is off ---
 # HSTS is sent only on HTTPS responses, so a laptop on http://127.0.0.1 is unaffected.
@@ -537,9 +540,10 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     # Anyone may register a client (RFC 7591, as MCP clients do); a client gets nothing until a user consents.
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    "CIMD_ENABLED": True,
-    # Refuses private, loopback and link-local addresses, connects to the address it checked, no redirects.
-    "CIMD_METADATA_FETCHER": "oauth2_provider.cimd.SafeMetadataFetcher",
+    # Client ID metadata documents are off (docs/oauth.md, "Client ID metadata documents"): the toolkit's fetch judges
+    # addresses by its own rule, not the site's, and the clients it makes escape the registration limit and pruning.
+    # MCP clients register instead (DCR), as they do when the metadata does not advertise CIMD.
+    "CIMD_ENABLED": False,
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable
-from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -18,10 +17,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse_lazy
-from django.utils import timezone
 from django.utils.csp import CSP
 from django.utils.decorators import method_decorator
-from django.utils.timesince import timesince
+from django.utils.timesince import TIME_STRINGS
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext
 from django.views.decorators.debug import sensitive_post_parameters
@@ -86,9 +84,13 @@ class AdminStyleMixin(ContextMixin):
 
 
 def duration_text(seconds: int) -> str:
-    """A lifetime in the reader's language ("1 hour", "30 days")."""
-    now = timezone.now()
-    return timesince(now - timedelta(seconds=seconds), now)
+    """A lifetime as a person writes it, in the reader's language: "30 days" ("30日"), "1 hour", "1 day, 12 hours";
+    days, hours and minutes, never weeks or months (timesince's "4 weeks, 2 days" for 30 days)."""
+    minutes = max(1, -(-seconds // 60))  # whole minutes, rounded up: a lifetime is never said shorter than it is
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [TIME_STRINGS[unit] % {"num": n} for unit, n in (("day", days), ("hour", hours), ("minute", minutes)) if n]
+    return list_text(parts)
 
 
 class SignInView(AdminStyleMixin, LoginView):

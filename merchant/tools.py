@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from mcpsite.core.errors import InvalidParams
 from mcpsite.mcp.registry import READ_ONLY, CallContext, tool
+from mcpsite.mcp.schema import nullable
 
 from . import mandates, selectors
 from .models import Product
@@ -37,9 +40,9 @@ _PRODUCT = {
         "price_cents": {"type": "integer"},
         "price_jpy": {"type": "number"},
         "inventory_count": {"type": "integer"},
-        "category": {"type": ["string", "null"]},
-        "brand": {"type": ["string", "null"]},
-        "image_url": {"type": ["string", "null"]},
+        "category": nullable({"type": "string"}),
+        "brand": nullable({"type": "string"}),
+        "image_url": nullable({"type": "string"}),
         "refund_period_days": {"type": "integer"},
     },
     "required": [
@@ -99,7 +102,7 @@ _CART_CONTENTS = {
             },
             "required": ["raw_items", "shipping_fee", "tax", "subtotal"],
         },
-        "shipping_address": {"type": ["object", "null"]},  # the address as the agent sent it (null: none)
+        "shipping_address": nullable({"type": "object"}),  # the address as the agent sent it (null: none)
     },
     "required": ["id", "merchant_id", "display_items", "total", "metadata", "shipping_address"],
 }
@@ -129,6 +132,8 @@ def product_row(product: Product) -> dict[str, Any]:
 
 @tool(
     name="search_products",
+    title=_("Search products"),
+    icon="🔍",
     description=(
         "データベースから商品を検索。キーワードを空白で結合して全文検索し（日本語対応: 全角/半角・カタカナ/ひらがな・"
         "長音の違いを吸収）、在庫のある商品だけを返す。ヒットなし・検索エンジン障害時は在庫のある全商品を返し、"
@@ -182,6 +187,8 @@ def search_products(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="check_inventory",
+    title=_("Check stock"),
+    icon="📦",
     description="在庫状況を確認。存在しない商品IDの在庫は0。販売停止中の商品も0（カートに入れられないため）。",
     input_schema={
         "type": "object",
@@ -210,6 +217,8 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="build_cart_mandates",
+    title=_("Build carts"),
+    icon="🛒",
     description=(
         "AP2準拠のCartMandateを構築（未署名）。MERCHANT_SIGNING_KEY設定時のみ merchant_authorization に署名を付与。"
         "価格・商品名・SKUはデータベースから取得し、"
@@ -248,9 +257,9 @@ def check_inventory(args: dict, ctx: CallContext) -> dict:
             "cart_mandate": {
                 "type": "object",
                 "properties": {
-                    "type": {"const": "CartMandate"},
+                    "type": {"type": "string", "enum": ["CartMandate"]},
                     "contents": _CART_CONTENTS,
-                    "merchant_authorization": {"type": ["string", "null"]},
+                    "merchant_authorization": nullable({"type": "string"}),
                     "created_at": {"type": "string"},
                 },
                 "required": ["type", "contents", "merchant_authorization", "created_at"],

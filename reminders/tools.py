@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from mcpsite.core.errors import ApplicationError, Forbidden, InvalidParams
 from mcpsite.mcp.interaction import Confirmation
@@ -51,6 +52,8 @@ def _whole_minutes(value: int | float) -> int:
 
 @tool(
     name="calendar.create",
+    title=_("Add a calendar event"),
+    icon="📅",
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description=(
         "予定を作成します。Create a calendar event. `start` is ISO 8601, extended or basic format "
@@ -91,6 +94,8 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="message.send",
+    title=_("Send a message"),
+    icon="✉️",
     annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True},
     description=(
         "メッセージを送信します。Send a message to one of your contacts. `to` is the contact's name "
@@ -144,6 +149,8 @@ def message_send(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="message.confirm_send",
+    title=_("Confirm and send a message"),
+    icon="📨",
     annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": True},
     description=(
         "メッセージカードの「送信」。Send the message the person confirmed on message.send's card (MCP Apps view "
@@ -192,6 +199,8 @@ def _confirmation_text(draft: services.MessageDraft) -> str:
 
 @tool(
     name="reminder.create",
+    title=_("Set a reminder"),
+    icon="⏰",
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
     description=(
         "リマインダーを作成します。Create a reminder. `time` is ISO 8601 (extended or basic format, as "

@@ -53,7 +53,7 @@ def mcp_groups_for_path(path: str) -> list[str] | None | Literal[False]:
 
 
 def _security_settings() -> TransportSecuritySettings:
-    """DNS-rebinding protection tied to ALLOWED_HOSTS (any port), same-host origins only."""
+    """DNS-rebinding protection tied to ALLOWED_HOSTS (any port): same-host origins and CORS_ALLOWED_ORIGINS."""
     hosts, origins = [], []
     for host in settings.ALLOWED_HOSTS:
         if host == "*":
@@ -61,6 +61,7 @@ def _security_settings() -> TransportSecuritySettings:
         host = host.lstrip(".")
         hosts += [host, f"{host}:*"]
         origins += [f"http://{host}", f"https://{host}", f"http://{host}:*", f"https://{host}:*"]
+    origins += settings.CORS_ALLOWED_ORIGINS  # the pages mcpsite/cors.py lets call in
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 

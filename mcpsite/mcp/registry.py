@@ -9,7 +9,9 @@ its answer is images, audio or documents rather than one JSON object; it raises 
 
 from __future__ import annotations
 
+import base64
 import functools
+import html
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,7 @@ from .schema import ArgumentValidator, StrictIntegerValidator
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
+    from django_stubs_ext import StrPromise
 
     from mcpsite.core.errors import ApplicationError
     from mcpsite.models import ApiKey
@@ -61,7 +64,10 @@ class ToolSpec:
     output_schema: dict[str, Any] | None = None
     # For seeds with an in-band error shape (geo, reminders): ApplicationError -> the seed's result dict.
     render_error: Callable[[ApplicationError], dict[str, Any]] | None = None
-    title: str | None = None
+    # What hosts show in their tool pickers (SEP-973): a title in the site's language (a lazy translation, read when
+    # listed) and an icon, one emoji drawn as an SVG (`icon_uri`).
+    title: str | StrPromise | None = None
+    icon: str | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
     # Waits on another service (GaluchatAPI): runs in its own thread pool (dispatch.acall_tool).
     upstream: bool = False
@@ -95,7 +101,9 @@ class ToolSpec:
         """The tools/list entry, in MCP's camelCase."""
         entry: dict[str, Any] = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
         if self.title:
-            entry["title"] = self.title
+            entry["title"] = str(self.title)
+        if self.icon:
+            entry["icons"] = [{"src": icon_uri(self.icon), "mimeType": "image/svg+xml", "sizes": ["any"]}]
         if self.output_schema:
             entry["outputSchema"] = self.output_schema
         if self.annotations:
@@ -104,6 +112,16 @@ class ToolSpec:
 
 
 _tools: dict[str, ToolSpec] = {}
+
+
+@functools.cache
+def icon_uri(glyph: str) -> str:
+    """An emoji as a square SVG `data:` URI (SEP-973 icons: self-contained, so a host fetches nothing; no script)."""
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><text x="32" y="34" font-size="52" '
+        f'text-anchor="middle" dominant-baseline="middle">{html.escape(glyph)}</text></svg>'
+    )
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
 def _confirm_validate(spec: ToolSpec) -> None:
@@ -138,7 +156,8 @@ def tool(
     input_schema: dict[str, Any],
     output_schema: dict[str, Any] | None = None,
     render_error: Callable[[ApplicationError], dict[str, Any]] | None = None,
-    title: str | None = None,
+    title: str | StrPromise | None = None,
+    icon: str | None = None,
     annotations: dict[str, Any] | None = None,
     upstream: bool = False,
     confirm: bool = False,
@@ -162,6 +181,7 @@ def tool(
                 output_schema=output_schema,
                 render_error=render_error,
                 title=title,
+                icon=icon,
                 annotations=annotations or {},
                 upstream=upstream,
                 confirm=confirm,

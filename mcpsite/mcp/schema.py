@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jsonschema import Draft202012Validator, ValidationError, validators
 
 _JSON_SCHEMA_TYPE = Draft202012Validator.VALIDATORS["type"]
@@ -36,3 +38,9 @@ StrictIntegerValidator = validators.extend(
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
 )
 ArgumentValidator = validators.extend(Draft202012Validator, validators={"type": _integer_type})
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` or null, in the form strict structured-output dialects accept (`anyOf` with a `null` branch; a
+    `type` list such as `["string", "null"]` is refused by several; docs/add-a-tool.md)."""
+    return {"anyOf": [schema, {"type": "null"}]}

@@ -35,21 +35,26 @@ SANDBOX_ORIGIN = "http://sandbox.mcpsite.test"
 ELSEWHERE = "http://elsewhere.mcpsite.test"
 
 
-@functools.cache
 def host_bundle() -> str:
-    """host.mjs and its packages in one browser script (esbuild, from scripts/node-tools' directory)."""
+    """host.mjs and its packages in one browser script."""
+    return browser_bundle(SOURCE / "host.mjs")
+
+
+@functools.cache
+def browser_bundle(entry: Path) -> str:
+    """A browser module and its packages in one script (esbuild, from scripts/node-tools' directory)."""
     bin_dir = node_bin()
     modules = bin_dir.parents[2] / "node_modules"
     out = Path(tempfile.mkdtemp(prefix="mcpsite-apps-host-"))
     try:
         done = subprocess.run(
-            [str(modules / ".bin" / "esbuild"), str(SOURCE / "host.mjs"), "--bundle", "--format=esm",
+            [str(modules / ".bin" / "esbuild"), str(entry), "--bundle", "--format=esm",
              "--platform=browser", "--target=chrome120", "--log-level=warning", f"--outfile={out / 'host.js'}"],
             env={**os.environ, "NODE_PATH": str(modules), "PATH": f"{bin_dir}:{os.environ['PATH']}"},
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         if done.returncode != 0:
-            pytest.fail(f"esbuild could not bundle the MCP Apps test host:\n{done.stderr}")
+            pytest.fail(f"esbuild could not bundle {entry.name}:\n{done.stderr}")
         return (out / "host.js").read_text()
     finally:
         shutil.rmtree(out, ignore_errors=True)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import secrets
+import socket
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
 from oauth2_provider.models import Application
 
 from mcpsite_oauth.selectors import live_tokens
@@ -242,12 +243,50 @@ def test_an_http_redirect_to_another_host_is_refused_even_for_a_client_registere
     assert response.status_code == 400 and "Location" not in response
 
 
-def test_client_metadata_documents_on_private_addresses_are_never_fetched():
-    """CIMD (a client_id that is an https URL): the toolkit's fetcher resolves the host first and refuses any
-    private, loopback or link-local address, so a client cannot make this server reach inside its network."""
-    for url in ["https://127.0.0.1/client.json", "https://10.0.0.5/client.json", "https://169.254.169.254/c.json"]:
-        with pytest.raises(CIMDError, match="non-public address"):
-            SafeMetadataFetcher().fetch(url)
+@pytest.fixture
+def no_network(monkeypatch):
+    """Every name lookup and connection this process attempts, recorded and refused in process: nothing leaves it."""
+    attempts = []
+
+    def refuse(*args, **kwargs):
+        attempts.append(args[:2])
+        raise socket.gaierror(socket.EAI_NONAME, "refused by the test")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    return attempts
+
+
+def _present_a_metadata_document_url(client) -> list:
+    """What a stranger can do: an https client_id at the token and authorization endpoints."""
+    url = "https://client.example/oauth-client.json"
+    exchange = {"grant_type": "authorization_code", "code": "x", "client_id": url,
+                "redirect_uri": "https://client.example/cb", "code_verifier": "v" * 43}  # fmt: skip
+    token = client.post("/oauth/token/", exchange)
+    _, challenge = pkce()
+    authorize = client.get(
+        "/oauth/authorize/", authorize_params(url, challenge, redirect_uri="https://client.example/cb")
+    )
+    return [token.status_code, authorize.status_code]
+
+
+@pytest.mark.django_db
+def test_client_metadata_documents_are_off_and_never_fetched(signed_in, no_network):
+    """Issue #37: a POST to /oauth/token/ with an https client_id made the server fetch it, by an address rule other
+    than the site's, and the client it made escaped the registration limit and pruning. CIMD is off."""
+    metadata = signed_in.get("/.well-known/oauth-authorization-server").json()
+    assert metadata["client_id_metadata_document_supported"] is False
+    token_status, authorize_status = _present_a_metadata_document_url(signed_in)
+    assert token_status == 401 and authorize_status == 400
+    assert no_network == [] and not Application.objects.exists()
+
+
+@pytest.mark.django_db
+def test_control_with_cimd_on_the_same_requests_make_the_server_fetch(signed_in, no_network, settings):
+    """The control: the toolkit's CIMD on, the same requests reach for the client's host (refused in process)."""
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_ENABLED": True}
+    _present_a_metadata_document_url(signed_in)
+    assert ("client.example", 443) in no_network
 
 
 def tokens_for(client, client_id) -> dict:
@@ -444,6 +483,24 @@ def test_the_pages_say_what_and_why_in_the_users_language(signed_in, app_client_
     text = consent_page.content.decode()
     assert consent_page.context["access_lifetime"] in text and consent_page.context["refresh_lifetime"] in text
     assert 'id="how-to-revoke"' in text and "Django" not in text
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("language", "access", "refresh", "english"),
+    [("ja", "1時間", "30日", False), ("en", "1 hour", "30 days", True)],
+)
+def test_the_consent_page_says_the_lifetimes_as_a_person_writes_them(
+    signed_in, app_client_id, language, access, refresh, english
+):
+    """Issue #37: 30 days read "4週間, 2日" (timesince's weeks); the page is in the reader's language throughout."""
+    signed_in.cookies["django_language"] = language
+    _, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema"))
+    assert (page.context["access_lifetime"], page.context["refresh_lifetime"]) == (access, refresh)
+    lifetimes = re.sub(r"\s+", " ", re.search(r'<p id="token-lifetime">(.*?)</p>', page.content.decode(), re.S)[1])
+    assert access in lifetimes and refresh in lifetimes and "週" not in lifetimes
+    assert ("The client gets an access token" in lifetimes) == english
 
 
 @pytest.mark.django_db
