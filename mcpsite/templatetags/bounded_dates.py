@@ -1,11 +1,12 @@
 """`{% bounded_date_hierarchy cl %}`: the changelist's date hierarchy without a DISTINCT over the rows.
 
 Django's `{% date_hierarchy %}` lists the years, months or days that have rows with `QuerySet.dates()` /
-`datetimes()`: a DISTINCT over every row of the list (each row's date truncated in the local time zone), seconds at
-a million tool calls (bench/bench_staff_pages.py). This tag offers every year, month or day between the list's first and last row instead,
-found with two ordered one-row queries on the field's index (a period in between with no rows is offered too,
-and opens an empty list). The links, the lookups and the template (`admin/date_hierarchy.html`) are Django's.
-A ModelAdmin opts in with `change_list_template = "admin/change_list_bounded_dates.html"`.
+`datetimes()`: a DISTINCT over every row of the list (each row's date truncated in the local time zone), seconds
+at a million tool calls (bench/bench_staff_pages.py). This tag offers every year, month or day between the list's
+first and last row instead, found with two ordered one-row queries on the field's index (a period in between with
+no rows is offered too, and opens an empty list). The links, the lookups and the template
+(`admin/date_hierarchy.html`) are Django's. A ModelAdmin opts in with
+`change_list_template = "admin/change_list_bounded_dates.html"`.
 """
 
 from __future__ import annotations
