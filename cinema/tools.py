@@ -379,6 +379,7 @@ def get_seat_availability(args: dict, ctx) -> dict:
 
 @tool(
     name="reserve_seats",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="指定した座席の予約を実行します。競合時はエラーを返却。",
     input_schema={
@@ -508,6 +509,7 @@ def get_reservation_details(args: dict, ctx) -> dict:
 
 @tool(
     name="cancel_reservation",
+    writes=True,
     description=(
         "予約 ID とパスワードで予約を取り消し、座席を即時に解放します。上映開始後は取り消せません。"
         "取消済みの予約は 409 を返却。"

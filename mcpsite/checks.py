@@ -27,6 +27,8 @@ def settings_problems() -> list[Problem]:
         problems.append(Problem("mcpsite.E004", "HTTP_BODY_TIMEOUT_S must be more than 0 and at most 600"))
     if not 0 < settings.MCP_REQUEST_STATE_TTL <= 86_400:
         problems.append(Problem("mcpsite.E005", "MCP_REQUEST_STATE_TTL must be more than 0 and at most 86400 (s)"))
+    if not 60 <= settings.MCP_IDEMPOTENCY_RETENTION <= 30 * 86_400:
+        problems.append(Problem("mcpsite.E006", "MCP_IDEMPOTENCY_RETENTION must be from 60 to 2592000 (s)"))
     for name in ("DATABASE_STATEMENT_TIMEOUT", "DATABASE_LOCK_TIMEOUT"):
         raw = str(getattr(settings, name))
         try:

@@ -51,6 +51,7 @@ def _whole_minutes(value: int | float) -> int:
 
 @tool(
     name="calendar.create",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description=(
         "予定を作成します。Create a calendar event. `start` is ISO 8601, extended or basic format "
@@ -91,6 +92,7 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
 
 @tool(
     name="message.send",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True},
     description=(
         "メッセージを送信します。Send a message to one of your contacts. `to` is the contact's name "
@@ -192,6 +194,7 @@ def _confirmation_text(draft: services.MessageDraft) -> str:
 
 @tool(
     name="reminder.create",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
     description=(
         "リマインダーを作成します。Create a reminder. `time` is ISO 8601 (extended or basic format, as "

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection as default_connection
-from django.db import connections, router
+from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import DateTimeField, Field, Model, QuerySet
 
@@ -76,6 +76,26 @@ def commit_without_flush_wait(connection: BaseDatabaseWrapper = default_connecti
     if _postgresql(connection):
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+class DurableHost(transaction.Atomic):
+    """An outermost transaction that the services' durable blocks (`transaction.atomic(durable=True)`, which refuse
+    any other outer block) run inside, as savepoints: what they write commits with it, when it ends, so a platform
+    concern can write in the same transaction as a service (the idempotency claim, mcpsite/mcp/idempotency.py).
+    Itself durable: it refuses to be nested, so the services' writes still commit when their caller returns.
+    Django's own test cases mark their outer block the same way (`_from_testcase`)."""
+
+    def __init__(self, using: str | None = None) -> None:
+        super().__init__(using, savepoint=True, durable=True)
+        self._from_testcase = True
+
+
+def commit_with_flush_wait(connection: BaseDatabaseWrapper = default_connection) -> None:
+    """Undo `commit_without_flush_wait` for this transaction (bookkeeping that ran inside it, such as a rate take,
+    may have set it): its COMMIT returns once PostgreSQL flushed its WAL, as a service's write needs."""
+    if _postgresql(connection):
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO ON")
 
 
 def database_answers(connection: BaseDatabaseWrapper = default_connection) -> None:

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from mcpsite.core.errors import ApplicationError
     from mcpsite.models import ApiKey
 
+    from .idempotency import IdempotencyKey
+
 
 # MCP annotations of a tool that only reads this site's own database. MCP's defaults are the cautious
 # ones (not read-only, destructive, open world), so every tool states all four hints it can.
@@ -49,6 +51,8 @@ class CallContext:
     protocol: str = ""
     # The MCP client negotiated MCP Apps (ui.py): tools carry their views and app-only tools exist for it.
     apps: bool = False
+    # The idempotency key(s) the request carried, and whether its answer is a replay (idempotency.py).
+    idempotency: IdempotencyKey | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,9 @@ class ToolSpec:
     # the tool asks `ctx.interaction.confirm(...)` whenever the client can answer (the dispatcher refuses to finish
     # a call that could have asked and did not), and stores `ctx.interaction.confirmation_key` unique with its write.
     confirm: bool = False
+    # Writes: a call accepts an idempotency key, and a retry with the same key replays the first outcome instead of
+    # writing again (idempotency.py; docs/idempotency.md).
+    writes: bool = False
     # MCP client capabilities the tool cannot run without ("sampling", "elicitation", "roots"): an MCP client that
     # did not declare them is refused before the tool runs (-32021, server.py).
     client_capabilities: tuple[str, ...] = ()
@@ -120,6 +127,8 @@ def _confirm_validate(spec: ToolSpec) -> None:
 def register(spec: ToolSpec) -> ToolSpec:
     tool_group_validate(spec.group)
     _confirm_validate(spec)
+    if spec.writes and spec.annotations.get("readOnlyHint") is True:
+        raise ValueError(f"Tool {spec.name!r} writes: it cannot be annotated read-only")
     if spec.app_only and spec.ui is None:
         raise ValueError(f"Tool {spec.name!r} is app-only: name the view that calls it (ui=...)")
     existing = _tools.get(spec.name)
@@ -142,6 +151,7 @@ def tool(
     annotations: dict[str, Any] | None = None,
     upstream: bool = False,
     confirm: bool = False,
+    writes: bool = False,
     client_capabilities: tuple[str, ...] = (),
     ui: str | None = None,
     app_only: bool = False,
@@ -165,6 +175,7 @@ def tool(
                 annotations=annotations or {},
                 upstream=upstream,
                 confirm=confirm,
+                writes=writes,
                 client_capabilities=client_capabilities,
                 ui=ui,
                 app_only=app_only,
