@@ -11,7 +11,7 @@ the write happens once. Rules and examples: docs/idempotency.md.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
@@ -40,6 +40,9 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 REPLAYED_META = "mcpsite/idempotentReplayed"
 KEY_MAX = 255
 
+# SEP-3182's capability (under `tools`), a draft: docs/idempotency.md.
+CAPABILITY: dict[str, Any] = {"idempotency": {}}
+
 # Refusals that say when to come back are no outcome of the call: the key stays free for the retry they ask for.
 NOT_OUTCOMES = {ErrorKind.RATE_LIMITED, ErrorKind.UNAVAILABLE, ErrorKind.UPSTREAM_RATE_LIMITED}
 
@@ -48,14 +51,21 @@ now = timezone.now
 
 
 class IdempotencyKey:
-    """What one request said about idempotency: the keys it carried (header, params, `_meta`), and, once the call
-    ran, whether its answer is a replay (for the door to mark)."""
+    """What a request said about idempotency: the keys it carried (header, params, `_meta`), and, once the call ran,
+    whether its answer is a replay, for the door to mark. A tools/call's own keys are a child of its request's
+    (`request`: a batch's calls each have theirs), and a replay marks both."""
 
-    __slots__ = ("candidates", "replayed")
+    __slots__ = ("candidates", "replayed", "request")
 
-    def __init__(self, *candidates: Any) -> None:
+    def __init__(self, *candidates: Any, request: IdempotencyKey | None = None) -> None:
         self.candidates = tuple(c for c in candidates if c is not None)
         self.replayed = False
+        self.request = request
+
+    def mark_replayed(self) -> None:
+        self.replayed = True
+        if self.request is not None:
+            self.request.mark_replayed()
 
     def key(self) -> str | None:
         """The key, checked; InvalidParams for a malformed one, or two that differ."""
@@ -79,16 +89,41 @@ def _unquoted(value: str) -> str:
 
 
 def keyed(ctx: CallContext, *, header: str | None = None, params: Any = None) -> CallContext:
-    """`ctx` with the idempotency key(s) of a request: its `Idempotency-Key` header, and a tools/call's params
-    (`idempotencyKey`, `_meta.idempotencyKey`); unchanged when the request carries none."""
+    """`ctx` with the idempotency keys of a request (its `Idempotency-Key` header) or of one tools/call in it (its
+    params' `idempotencyKey` or `_meta.idempotencyKey`), added to those `ctx` already has; `replayed(ctx)` then
+    says whether the answer to it was a replay."""
     found: list[Any] = [] if ctx.idempotency is None else list(ctx.idempotency.candidates)
     if header is not None:
         found.append(header)
     if isinstance(params, dict):
         meta = params.get("_meta")
         found += [params.get(KEY_PARAM), meta.get(KEY_PARAM) if isinstance(meta, dict) else None]
-    keys = IdempotencyKey(*found)
-    return dataclasses.replace(ctx, idempotency=keys) if keys.candidates else ctx
+    return dataclasses.replace(ctx, idempotency=IdempotencyKey(*found, request=ctx.idempotency))
+
+
+def header_value(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The `Idempotency-Key` of an ASGI request's headers."""
+    name = KEY_HEADER.lower().encode()
+    return next((value.decode("latin-1") for key, value in headers if key == name), None)
+
+
+def marked_meta(ctx: CallContext, result: dict[str, Any]) -> dict[str, Any]:
+    """An MCP result (or a seed JSON-RPC `tools/call` result) with REPLAYED_META in its `_meta` when it is a replay."""
+    if not replayed(ctx):
+        return result
+    return {**result, "_meta": {**(result.get("_meta") or {}), REPLAYED_META: True}}
+
+
+def marking_replays(send: Callable[[dict[str, Any]], Awaitable[None]], request: IdempotencyKey):
+    """An ASGI `send` that adds `Idempotent-Replayed: true` to a response whose call was a replay (known when the
+    response starts: a tools/call's answer starts once the call ended, unless it streamed progress first)."""
+
+    async def marked(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and request.replayed:
+            message = {**message, "headers": [*message.get("headers", []), (b"idempotent-replayed", b"true")]}
+        await send(message)
+
+    return marked
 
 
 def replayed(ctx: CallContext) -> bool:
@@ -136,7 +171,7 @@ def idempotent(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResul
                 "message": f"Idempotency key {key!r} was used for {call.spec.name} with other arguments",
             }
         )
-    keys.replayed = True  # an error replayed is marked as a result is
+    keys.mark_replayed()  # an error replayed is marked as a result is
     return _replay(record)
 
 
@@ -167,3 +202,15 @@ def _replay(record: IdempotencyRecord) -> ToolResult:
         raise ReplayedError(stored)
     error = ReplayedError(stored["error"]) if stored.get("error") else None
     return ToolResult(stored["data"], is_error=stored["is_error"], meta=stored["meta"], error=error)
+
+
+async def advertised(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """SDK server middleware: `initialize` and `server/discover` state `tools.idempotency` (SEP-3182)."""
+    result = await call_next(ctx)
+    if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
+        return result
+    capabilities = dict(result.get("capabilities") or {})
+    if "tools" not in capabilities:
+        return result
+    capabilities["tools"] = {**(capabilities["tools"] or {}), **CAPABILITY}
+    return {**result, "capabilities": capabilities}

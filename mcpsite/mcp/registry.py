@@ -36,6 +36,12 @@ if TYPE_CHECKING:
 # ones (not read-only, destructive, open world), so every tool states all four hints it can.
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 
+# Told to the model in every writing tool's description (ToolSpec.writes; docs/idempotency.md).
+RETRY_NOTE = (
+    " 再試行するときは同じ冪等キーを付けてください。A retry of this call should repeat its idempotency key "
+    "(Idempotency-Key header, or idempotencyKey), so that it is done once."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
@@ -100,7 +106,8 @@ class ToolSpec:
 
     def describe(self) -> dict[str, Any]:
         """The tools/list entry, in MCP's camelCase."""
-        entry: dict[str, Any] = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+        description = self.description + RETRY_NOTE if self.writes else self.description
+        entry: dict[str, Any] = {"name": self.name, "description": description, "inputSchema": self.input_schema}
         if self.title:
             entry["title"] = self.title
         if self.output_schema:

@@ -254,3 +254,25 @@ def test_the_claim_commits_with_the_write(tool_context, chart, monkeypatch):
     _result, replayed = call(tool_context, "create_journal_entry", entry(), key="k-crash")
     assert not replayed and JournalEntry.objects.count() == 1
     assert connection.in_atomic_block  # the test's own transaction, untouched
+
+
+def test_the_prune_command_deletes_records_past_the_retention_and_shows_progress(tool_context, chart, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    old = timezone.now() - datetime.timedelta(seconds=settings.MCP_IDEMPOTENCY_RETENTION + 60)
+    for i in range(3):
+        IdempotencyRecord.objects.create(
+            principal="p", tool="t", key=f"old-{i}", arguments_digest="d", outcome="ok", result="{}", created_at=old
+        )
+    call(tool_context, "create_journal_entry", entry(), key="fresh")
+    out = StringIO()
+    call_command("prune_idempotency_records", "--batch", "2", stdout=out)
+    assert out.getvalue().splitlines() == [
+        "… 2 deleted so far",
+        "… 3 deleted so far",
+        "Deleted 3 idempotency records past their retention.",
+    ]
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["fresh"]
