@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import OperationalError, transaction
 
+from .core.db import insert_unless_present
 from .core.errors import IdempotencyInProgress
 from .core.jsonutil import dumps
 from .models import IdempotencyRecord
@@ -50,28 +51,21 @@ def idempotency_claim(
     runs the tool and settles the claim before it commits), else (the record an earlier call committed, False).
 
     The unique claim is what makes a repeat wait: on PostgreSQL the insert waits for the transaction holding the
-    same claim and fails once that one commits (or succeeds, when it rolled back: the key was left free); on SQLite
-    the caller's transaction began only after the other one ended. A wait longer than DATABASE_LOCK_TIMEOUT is
+    same claim and does nothing once that one commits (or inserts, when it rolled back: the key was left free); on
+    SQLite the caller's transaction began only after the other one ended. A wait longer than DATABASE_LOCK_TIMEOUT is
     refused as in progress. A record older than the retention is removed and the key claimed anew.
     """
     fields = {"principal": principal, "tool": tool, "key": key}
+    claim = {**fields, "arguments_digest": digest, "outcome": IdempotencyRecord.Outcome.PENDING.value, "result": ""}
     for _attempt in range(2):
         try:
-            with transaction.atomic():  # a refused claim leaves the caller's transaction usable
-                claim = IdempotencyRecord.objects.create(
-                    **fields,
-                    arguments_digest=digest,
-                    outcome=IdempotencyRecord.Outcome.PENDING,
-                    result="",
-                    created_at=now,
-                )
-            return claim, True
-        except IntegrityError:
-            pass
+            pk = insert_unless_present(IdempotencyRecord, {**claim, "created_at": now}, unique=list(fields))
         except OperationalError as exc:
             if getattr(exc.__cause__, "sqlstate", None) != LOCK_NOT_AVAILABLE:
                 raise
             raise IdempotencyInProgress(data=_in_progress_data(key), retry_after=IN_PROGRESS_RETRY_AFTER) from None
+        if pk is not None:
+            return IdempotencyRecord(pk=pk, **claim, created_at=now), True
         record = IdempotencyRecord.objects.get(**fields)
         if record.created_at >= now - retention():
             return record, False
@@ -89,8 +83,8 @@ def _in_progress_data(key: str) -> dict[str, Any]:
 
 def idempotency_settle(*, claim: IdempotencyRecord, outcome: str, result: dict[str, Any]) -> None:
     """Store the claimed call's outcome, in the transaction of the claim and the tool's write."""
-    claim.outcome, claim.result = outcome, dumps(result)  # as every door writes JSON (Decimals as numbers)
-    claim.save(update_fields=["outcome", "result"])
+    # As every door writes JSON (Decimals as numbers).
+    IdempotencyRecord.objects.filter(pk=claim.pk).update(outcome=outcome, result=dumps(result))
 
 
 def idempotency_result(*, record: IdempotencyRecord) -> dict[str, Any]:

@@ -160,3 +160,33 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
     marks = ", ".join(["%s"] * len(columns))
     with connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({marks})", rows)  # noqa: S608
+
+
+def insert_unless_present(model: type[Model], values: dict[str, Any], unique: Sequence[str]) -> Any | None:
+    """Insert one row of `model` (`values` by attname) unless a row with the same `unique` columns exists: the new
+    row's primary key, or None when one was there. One statement, `INSERT … ON CONFLICT (…) DO NOTHING RETURNING`
+    (PostgreSQL, and SQLite since 3.35), in the caller's transaction; on PostgreSQL it waits for a transaction
+    inserting the same values and then does nothing if that one commits.
+
+    For the idempotency claim of every keyed write (mcpsite/idempotency.py): the ORM's form, an insert in a
+    savepoint that catches the IntegrityError, costs two more round trips, enough for bench/bench_idempotency.py's
+    keyed ÷ unkeyed to miss its goal (docs/decisions/0012-raw-sql.md). Values are adapted as in `insert_rows`.
+    """
+    connection = connections[router.db_for_write(model)]
+    meta, quote = model._meta, connection.ops.quote_name
+    fields = [meta.get_field(name) for name in values]
+    params = [
+        connection.ops.adapt_datetimefield_value(value) if isinstance(field, DateTimeField) else value
+        for field, value in zip(fields, values.values(), strict=True)
+    ]
+    names = ", ".join(quote(str(field.column)) for field in fields if isinstance(field, Field))
+    conflict = ", ".join(quote(str(meta.get_field(name).column)) for name in unique)  # type: ignore[union-attr]
+    marks = ", ".join(["%s"] * len(params))
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({marks}) "  # noqa: S608 (names from the model)
+        f"ON CONFLICT ({conflict}) DO NOTHING RETURNING {quote(str(meta.pk.column))}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return row[0] if row is not None else None

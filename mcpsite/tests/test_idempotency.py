@@ -270,9 +270,9 @@ def test_the_prune_command_deletes_records_past_the_retention_and_shows_progress
     call(tool_context, "create_journal_entry", entry(), key="fresh")
     out = StringIO()
     call_command("prune_idempotency_records", "--batch", "2", stdout=out)
-    assert out.getvalue().splitlines() == [
-        "… 2 deleted so far",
-        "… 3 deleted so far",
-        "Deleted 3 idempotency records past their retention.",
+    assert out.getvalue().splitlines() == [  # staff output, in LANGUAGE_CODE (ja)
+        "… これまでに 2 件削除",
+        "… これまでに 3 件削除",
+        "保持期間を過ぎた冪等キーの記録を 3 件削除しました。",
     ]
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["fresh"]
