@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.db import OperationalError, transaction
 
-from .core.db import insert_unless_present
+from .core.db import insert_unless_present, update_with_flush_wait
 from .core.errors import IdempotencyInProgress
 from .core.jsonutil import dumps
 from .models import IdempotencyRecord
@@ -83,8 +83,8 @@ def _in_progress_data(key: str) -> dict[str, Any]:
 
 def idempotency_settle(*, claim: IdempotencyRecord, outcome: str, result: dict[str, Any]) -> None:
     """Store the claimed call's outcome, in the transaction of the claim and the tool's write."""
-    # As every door writes JSON (Decimals as numbers).
-    IdempotencyRecord.objects.filter(pk=claim.pk).update(outcome=outcome, result=dumps(result))
+    # As every door writes JSON (Decimals as numbers); committed with the WAL flushed, as the tool's write needs.
+    update_with_flush_wait(IdempotencyRecord, claim.pk, {"outcome": outcome, "result": dumps(result)})
 
 
 def idempotency_result(*, record: IdempotencyRecord) -> dict[str, Any]:

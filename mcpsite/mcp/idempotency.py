@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
-from mcpsite.core.db import DurableHost, commit_with_flush_wait
+from mcpsite.core.db import DurableHost
 from mcpsite.core.errors import ApplicationError, ErrorKind, IdempotencyConflict, InvalidParams
 from mcpsite.idempotency import (
     arguments_digest,
@@ -158,7 +158,6 @@ def idempotent(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResul
                 idempotency_settle(claim=record, outcome=IdempotencyRecord.Outcome.ERROR, result=_error_fields(error))
             else:
                 idempotency_settle(claim=record, outcome=IdempotencyRecord.Outcome.OK, result=_result_fields(result))
-            commit_with_flush_wait()
     if error is not None:
         raise error
     if claimed:
