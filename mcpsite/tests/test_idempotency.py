@@ -293,3 +293,35 @@ def test_the_settled_outcome_commits_with_the_wal_flushed(tool_context, chart):
         update_with_flush_wait(IdempotencyRecord, record.pk, {"outcome": "ok"})
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_repeat_waiting_past_the_lock_timeout_is_told_to_retry(tool_context, chart):
+    """The first call's transaction still holds the claim (held open in another thread): the repeat waits for it at
+    most the lock timeout, then gets the in-progress error with Retry-After, and writes nothing."""
+    from mcpsite.core.errors import IdempotencyInProgress
+    from mcpsite.idempotency import principal_digest
+    from mcpsite.mcp import requeststate
+    from mcpsite.tests.concurrency import held_in_another_transaction
+
+    claim = {
+        "principal": principal_digest(requeststate.principal_of(tool_context)),
+        "tool": "create_journal_entry",
+        "key": "k-busy",
+        "arguments_digest": "d",
+        "outcome": "pending",
+        "result": "",
+        "created_at": timezone.now(),
+    }
+    with held_in_another_transaction(lambda: IdempotencyRecord.objects.create(**claim)):
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '200ms'")
+        try:
+            error, _replayed = error_of(tool_context, "create_journal_entry", entry(), key="k-busy")
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+    assert isinstance(error, IdempotencyInProgress) and error.retry_after == 1
+    assert as_jsonrpc(error)["code"] == 409 and error.data["type"] == "idempotency_key_in_progress"
+    assert not JournalEntry.objects.exists()
