@@ -390,6 +390,7 @@ def get_seat_availability(args: dict, ctx) -> dict:
     name="reserve_seats",
     title=_("Reserve seats"),
     icon="🎟️",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="指定した座席の予約を実行します。競合時はエラーを返却。",
     input_schema={
@@ -523,6 +524,7 @@ def get_reservation_details(args: dict, ctx) -> dict:
     name="cancel_reservation",
     title=_("Cancel a reservation"),
     icon="❌",
+    writes=True,
     description=(
         "予約 ID とパスワードで予約を取り消し、座席を即時に解放します。上映開始後は取り消せません。"
         "取消済みの予約は 409 を返却。"

@@ -108,6 +108,7 @@ def _accounts(rows) -> list[dict[str, Any]]:
     name="create_journal_entry",
     title=_("Record a journal entry"),
     icon="✍️",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description="新しい仕訳を作成します。複式簿記に基づき、借方と貸方の合計が一致する必要があります。",
     input_schema={

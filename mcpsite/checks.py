@@ -36,6 +36,8 @@ def settings_problems() -> list[Problem]:
                     "mcpsite.E006", f"CORS_ALLOWED_ORIGINS: {origin!r} is not an origin like https://app.example.com"
                 )
             )
+    if not 60 <= settings.MCP_IDEMPOTENCY_RETENTION <= 30 * 86_400:
+        problems.append(Problem("mcpsite.E009", "MCP_IDEMPOTENCY_RETENTION must be from 60 to 2592000 (s)"))
     for name in ("DATABASE_STATEMENT_TIMEOUT", "DATABASE_LOCK_TIMEOUT"):
         raw = str(getattr(settings, name))
         try:

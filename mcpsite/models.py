@@ -179,3 +179,43 @@ class Heartbeat(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class IdempotencyRecord(models.Model):
+    """The first outcome of a writing tool's call under one idempotency key (mcpsite/mcp/idempotency.py).
+
+    Claimed in the transaction of the tool's own write: the unique claim (credential, tool, key) and the write
+    commit together or not at all, so a retry on any process finds either both or neither. A repeat of the claim
+    waits for the first's transaction (the unique index) and then reads its outcome.
+    """
+
+    class Outcome(models.TextChoices):
+        # The claim, before the tool ends; never committed (the outcome replaces it in the same transaction).
+        PENDING = "pending", _("pending")
+        OK = "ok", _("ok")
+        ERROR = "error", _("error")
+
+    # A digest of the credential (API key, OAuth user and client, or the stdio user): the record's scope.
+    principal = models.CharField(_("credential digest"), max_length=64)
+    tool = models.CharField(_("tool"), max_length=100)
+    key = models.CharField(_("idempotency key"), max_length=255)
+    # A keyed digest (HMAC under SECRET_KEY) of the tool's validated arguments: a password is never stored.
+    arguments_digest = models.CharField(_("arguments digest"), max_length=64)
+    outcome = models.CharField(_("outcome"), max_length=10, choices=Outcome.choices)
+    # The tool's result (`data`, `is_error`, `meta`), or the error it raised (`kind`, `message`, `data`), as JSON
+    # text: a replay is the first answer byte for byte (PostgreSQL's jsonb would reorder its keys).
+    result = models.TextField(_("result"))
+    created_at = models.DateTimeField(_("created at"), db_index=True)
+
+    class Meta:
+        verbose_name = _("idempotency record")
+        verbose_name_plural = _("idempotency records")
+        constraints = [
+            models.UniqueConstraint(fields=["principal", "tool", "key"], name="idempotency_claim_unique"),
+            models.CheckConstraint(
+                condition=Q(outcome__in=["pending", "ok", "error"]), name="idempotency_outcome_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} {self.key}"

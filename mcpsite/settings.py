@@ -365,6 +365,9 @@ MCP_SESSION_IDLE_TIMEOUT = int(env_raw("MCP_SESSION_IDLE_TIMEOUT", 300))
 # Seconds a multi round-trip call's requestState stays valid (2026-07-28 confirmations: the time the user has to
 # answer, and the most a retry after a lost reply may come later; docs/mcp-resources-prompts.md).
 MCP_REQUEST_STATE_TTL = float(env_raw("MCP_REQUEST_STATE_TTL", 600))
+# Seconds a writing tool's outcome is kept for a retry with the same idempotency key (docs/idempotency.md); older
+# records are removed by `manage.py prune_idempotency_records` and a key past it is treated as new.
+MCP_IDEMPOTENCY_RETENTION = float(env_raw("MCP_IDEMPOTENCY_RETENTION", 86_400))
 # MCP Apps (io.modelcontextprotocol/ui, docs/mcp-apps.md): the seat picker, cart review and message card views,
 # for clients that negotiate the extension. Off: neither advertised nor served, every client gets plain results.
 MCP_APPS = env_bool("MCP_APPS", True)

@@ -54,6 +54,7 @@ def _whole_minutes(value: int | float) -> int:
     name="calendar.create",
     title=_("Add a calendar event"),
     icon="📅",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     description=(
         "予定を作成します。Create a calendar event. `start` is ISO 8601, extended or basic format "
@@ -96,6 +97,7 @@ def calendar_create(args: dict, ctx: CallContext) -> dict:
     name="message.send",
     title=_("Send a message"),
     icon="✉️",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True},
     description=(
         "メッセージを送信します。Send a message to one of your contacts. `to` is the contact's name "
@@ -201,6 +203,7 @@ def _confirmation_text(draft: services.MessageDraft) -> str:
     name="reminder.create",
     title=_("Set a reminder"),
     icon="⏰",
+    writes=True,
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": True},
     description=(
         "リマインダーを作成します。Create a reminder. `time` is ISO 8601 (extended or basic format, as "

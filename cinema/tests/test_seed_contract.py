@@ -16,6 +16,7 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from mcpsite.mcp import registry
+from mcpsite.mcp.registry import RETRY_NOTE
 from mcpsite.tests.contract import assert_shape
 
 pytestmark = pytest.mark.django_db
@@ -447,6 +448,7 @@ def test_the_group_is_the_six_seed_tools_plus_the_documented_two():
 def test_registered_definition_is_the_seed_verbatim(name):
     described = registry.get(name).describe()
     described["inputSchema"] = as_seed(name, described["inputSchema"])
+    described["description"] = described["description"].removesuffix(RETRY_NOTE)  # writing tools: docs/apps/cinema.md
     assert {key: described[key] for key in ("name", "description", "inputSchema", "outputSchema")} == SEED[name]
 
 
@@ -465,7 +467,7 @@ def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):
     tools = {tool.name: tool for tool in mcp_tools_list("cinema")}
     assert list(tools) == list(SEED) + BEYOND_THE_SEED
     for name, seed in SEED.items():
-        assert tools[name].description == seed["description"]
+        assert tools[name].description == seed["description"] + (RETRY_NOTE if registry.get(name).writes else "")
         assert as_seed(name, tools[name].input_schema) == seed["inputSchema"]
         assert tools[name].output_schema == seed["outputSchema"]
 
@@ -474,6 +476,7 @@ def test_rpc_tools_list_exposes_the_seed_schemas(rpc):
     listed = {t["name"]: t for t in rpc.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]}
     for name, seed in SEED.items():
         listed[name]["inputSchema"] = as_seed(name, listed[name]["inputSchema"])
+        listed[name]["description"] = listed[name]["description"].removesuffix(RETRY_NOTE)
         assert {key: listed[name][key] for key in seed} == seed
 
 

@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 
 from mcpsite.core.errors import ApplicationError
 from mcpsite.mcp import registry
+from mcpsite.mcp.registry import RETRY_NOTE
 from mcpsite.mcp.wire import jsonrpc_code
 from mcpsite.tests.contract import assert_shape, keys_the_schema_does_not_require
 
@@ -160,6 +161,11 @@ DOCUMENTED_EXTRAS = {
 # --- definitions ----------------------------------------------------------------------------------
 
 
+def described_as(name: str) -> str:
+    """The seed's description; a writing tool's adds the retry note (docs/apps/ledger.md, docs/idempotency.md)."""
+    return SEED[name]["description"] + (RETRY_NOTE if registry.get(name).writes else "")
+
+
 def test_the_group_is_exactly_the_five_seed_tools():
     assert [spec.name for spec in registry.tools(["ledger"])] == [tool["name"] for tool in SEED_TOOLS]
 
@@ -168,7 +174,7 @@ def test_the_group_is_exactly_the_five_seed_tools():
 def test_registered_definition_is_the_seed_verbatim(name):
     described = registry.get(name).describe()
     assert described["name"] == SEED[name]["name"]
-    assert described["description"] == SEED[name]["description"]
+    assert described["description"] == described_as(name)
     assert described["inputSchema"] == SEED[name]["inputSchema"]
 
 
@@ -188,7 +194,7 @@ def test_mcp_tools_list_exposes_the_seed_schemas(mcp_tools_list):
     tools = mcp_tools_list("ledger")
     assert [t.name for t in tools] == list(SEED)
     for tool in tools:
-        assert tool.description == SEED[tool.name]["description"]
+        assert tool.description == described_as(tool.name)
         assert tool.input_schema == SEED[tool.name]["inputSchema"]
         assert tool.output_schema == registry.get(tool.name).output_schema
 
@@ -200,7 +206,7 @@ def test_rpc_tools_list_exposes_the_seed_schemas(rpc):
     assert list(listed) == list(SEED)
     for name, tool in listed.items():
         assert tool["inputSchema"] == SEED[name]["inputSchema"]
-        assert tool["description"] == SEED[name]["description"]
+        assert tool["description"] == described_as(name)
 
 
 # --- results --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection as default_connection
-from django.db import connections, router
+from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import DateTimeField, Field, Model, QuerySet
 
@@ -78,6 +78,40 @@ def commit_without_flush_wait(connection: BaseDatabaseWrapper = default_connecti
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
+class DurableHost(transaction.Atomic):
+    """An outermost transaction that the services' durable blocks (`transaction.atomic(durable=True)`, which refuse
+    any other outer block) run inside, as savepoints: what they write commits with it, when it ends, so a platform
+    concern can write in the same transaction as a service (the idempotency claim, mcpsite/mcp/idempotency.py).
+    Itself durable: it refuses to be nested, so the services' writes still commit when their caller returns.
+    Django's own test cases mark their outer block the same way (`_from_testcase`)."""
+
+    def __init__(self, using: str | None = None) -> None:
+        super().__init__(using, savepoint=True, durable=True)
+        self._from_testcase = True
+
+
+def update_with_flush_wait(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
+    """Set `values` (by attname) on `model`'s row `pk`, and undo `commit_without_flush_wait` for this transaction
+    (bookkeeping that ran inside it, such as a rate take, may have set it): its COMMIT returns once PostgreSQL flushed
+    its WAL, as a service's write needs. On PostgreSQL one statement (`set_config` in the UPDATE's FROM): a separate
+    `SET LOCAL` is one more round trip on every keyed write (bench/bench_idempotency.py); elsewhere the ORM's update.
+    """
+    connection = connections[router.db_for_write(model)]
+    if not _postgresql(connection):
+        model._default_manager.filter(pk=pk).update(**values)
+        return
+    meta, quote = model._meta, connection.ops.quote_name
+    table = quote(meta.db_table)
+    columns = [str(meta.get_field(name).column) for name in values]  # type: ignore[union-attr]
+    assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
+    sql = (
+        f"UPDATE {table} SET {assignments} FROM (SELECT set_config('synchronous_commit', 'on', true)) AS flush "  # noqa: S608
+        f"WHERE {table}.{quote(str(meta.pk.column))} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*values.values(), pk])
+
+
 def database_answers(connection: BaseDatabaseWrapper = default_connection) -> None:
     """Raise unless the database answers a query (`SELECT 1`, no table involved): the health check."""
     with connection.cursor() as cursor:
@@ -140,3 +174,33 @@ def insert_rows(model: type[Model], fields: Sequence[str], rows: Sequence[Sequen
     marks = ", ".join(["%s"] * len(columns))
     with connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({marks})", rows)  # noqa: S608
+
+
+def insert_unless_present(model: type[Model], values: dict[str, Any], unique: Sequence[str]) -> Any | None:
+    """Insert one row of `model` (`values` by attname) unless a row with the same `unique` columns exists: the new
+    row's primary key, or None when one was there. One statement, `INSERT … ON CONFLICT (…) DO NOTHING RETURNING`
+    (PostgreSQL, and SQLite since 3.35), in the caller's transaction; on PostgreSQL it waits for a transaction
+    inserting the same values and then does nothing if that one commits.
+
+    For the idempotency claim of every keyed write (mcpsite/idempotency.py): the ORM's form, an insert in a
+    savepoint that catches the IntegrityError, costs two more round trips, enough for bench/bench_idempotency.py's
+    keyed ÷ unkeyed to miss its goal (docs/decisions/0012-raw-sql.md). Values are adapted as in `insert_rows`.
+    """
+    connection = connections[router.db_for_write(model)]
+    meta, quote = model._meta, connection.ops.quote_name
+    fields = [meta.get_field(name) for name in values]
+    params = [
+        connection.ops.adapt_datetimefield_value(value) if isinstance(field, DateTimeField) else value
+        for field, value in zip(fields, values.values(), strict=True)
+    ]
+    names = ", ".join(quote(str(field.column)) for field in fields if isinstance(field, Field))
+    conflict = ", ".join(quote(str(meta.get_field(name).column)) for name in unique)  # type: ignore[union-attr]
+    marks = ", ".join(["%s"] * len(params))
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES ({marks}) "  # noqa: S608 (names from the model)
+        f"ON CONFLICT ({conflict}) DO NOTHING RETURNING {quote(str(meta.pk.column))}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return row[0] if row is not None else None

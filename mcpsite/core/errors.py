@@ -62,6 +62,9 @@ class ErrorKind(enum.Enum):
     UPSTREAM_RATE_LIMITED = "upstream_rate_limited"
     UPSTREAM_FAILED = "upstream_failed"
     UPSTREAM_UNUSABLE = "upstream_unusable"
+    # An idempotency key already used with other arguments; a key whose first call is still running.
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    IDEMPOTENCY_IN_PROGRESS = "idempotency_in_progress"
 
 
 class ApplicationError(Exception):
@@ -190,3 +193,18 @@ class PayloadTooLarge(ApplicationError):
 class RequestTimeout(ApplicationError):
     kind = ErrorKind.REQUEST_TIMEOUT
     message = "Request body timed out"
+
+
+class IdempotencyConflict(ApplicationError):
+    """The idempotency key was used before, for this tool, with other arguments (SEP-3182: never executed, never
+    the other call's result)."""
+
+    kind = ErrorKind.IDEMPOTENCY_CONFLICT
+    message = "Idempotency key reused with different arguments"
+
+
+class IdempotencyInProgress(ApplicationError):
+    """The first call with this idempotency key is still running; retry after `retry_after` seconds."""
+
+    kind = ErrorKind.IDEMPOTENCY_IN_PROGRESS
+    message = "A request with this idempotency key is in progress"

@@ -30,6 +30,7 @@ from . import caps, registry, threads
 from .arguments import validate_arguments
 from .audit import audit
 from .content import Content
+from .idempotency import idempotent
 from .interaction import InputRequired
 from .outages import unavailable
 from .registry import CallContext, ToolSpec
@@ -202,7 +203,7 @@ def run(call: Call) -> ToolResult:
 # The stages every tool call passes, in order, on every transport, after the request was counted (`account`) and
 # its tool found; the last runs the tool. A cross-cutting concern of tool calls is one stage here
 # (docs/conventions.md, "Adding a stage").
-STAGES: list[Stage] = [authorize, in_band, validate]
+STAGES: list[Stage] = [authorize, in_band, validate, idempotent]
 
 
 def _through(stages: list[Stage], call: Call) -> ToolResult:

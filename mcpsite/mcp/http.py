@@ -16,6 +16,7 @@ affinity: scripts/serve-balanced). docs/production.md says which MCP features ea
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Any, Literal
 
 from django.conf import settings
@@ -31,7 +32,7 @@ from mcpsite.core import metrics
 from mcpsite.core.errors import RateLimited, ServiceUnavailable
 from mcpsite.core.scopes import ServerInfo
 
-from . import audit, caps, dispatch, jsonrpc, registry, threads
+from . import audit, caps, dispatch, idempotency, jsonrpc, registry, threads
 from .auth import SCOPE_PRINCIPAL
 from .refusals import send_refusal
 from .registry import CallContext, tool_groups
@@ -39,6 +40,8 @@ from .server import build_server
 
 # Where the ingress (mcpsite.guard) leaves the endpoint's groups (None: every group).
 SCOPE_GROUPS = "mcpsite.groups"
+# The request's Idempotency-Key, and whether its call was a replay (idempotency.py).
+SCOPE_IDEMPOTENCY = "mcpsite.idempotency"
 
 
 def mcp_groups_for_path(path: str) -> list[str] | None | Literal[False]:
@@ -67,7 +70,10 @@ def _security_settings() -> TransportSecuritySettings:
 
 def _context_from_request(ctx) -> tuple[CallContext, list[str] | None]:
     scope = ctx.request.scope
-    return dispatch.call_context(transport="http", api_key=scope.get(SCOPE_PRINCIPAL)), scope.get(SCOPE_GROUPS)
+    call_ctx = dispatch.call_context(transport="http", api_key=scope.get(SCOPE_PRINCIPAL))
+    if (keys := scope.get(SCOPE_IDEMPOTENCY)) is not None:
+        call_ctx = dataclasses.replace(call_ctx, idempotency=keys)
+    return call_ctx, scope.get(SCOPE_GROUPS)
 
 
 async def _body(scope, receive) -> bytes:
@@ -189,6 +195,9 @@ class McpHttpApp:
             return
         api_key = scope[SCOPE_PRINCIPAL]
         scope = dict(_trim_mcp_headers(scope))
+        # The request's key (its tools/call may bring one in params too): a replay is marked on the response.
+        keys = scope[SCOPE_IDEMPOTENCY] = idempotency.IdempotencyKey(idempotency.header_value(scope["headers"]))
+        send = idempotency.marking_replays(send, keys)
         body = await _body(scope, receive)
         receive = replay(body, receive)
         if api_key is not None:

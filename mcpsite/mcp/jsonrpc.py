@@ -17,7 +17,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from mcpsite.core.errors import ApplicationError, InvalidRequest, MethodNotFound, ParseError
 from mcpsite.core.scopes import server_info
 
-from . import dispatch, registry
+from . import dispatch, idempotency, registry
 from .registry import CallContext
 from .wire import as_jsonrpc
 
@@ -80,7 +80,7 @@ def _initialize_result(params: Any, groups: Iterable[str] | None) -> dict[str, A
     info = server_info(None if groups is None else list(groups))
     return {
         "protocolVersion": requested if requested in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION,
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {"tools": {"listChanged": False, **idempotency.CAPABILITY}},
         "serverInfo": {"name": info.name, "version": info.version},
     }
 
@@ -96,7 +96,9 @@ def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_t
     if method == "tools/call":
         if not isinstance(params, dict):
             raise InvalidRequest(data="params must be an object with 'name' and 'arguments'")
-        return dispatch.call_tool(ctx, params.get("name"), params.get("arguments"), groups).data
+        call_ctx = idempotency.keyed(ctx, params=params)
+        result = dispatch.call_tool(call_ctx, params.get("name"), params.get("arguments"), groups).data
+        return idempotency.marked_meta(call_ctx, result)
     # A method naming no tool is an unknown method (-32601), unlike an unknown name in tools/call's params (-32602).
     if allow_tool_methods and dispatch.served_tool(method, groups) is not None:
         if params is not None and not isinstance(params, dict):

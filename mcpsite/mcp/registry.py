@@ -32,10 +32,18 @@ if TYPE_CHECKING:
     from mcpsite.core.errors import ApplicationError
     from mcpsite.models import ApiKey
 
+    from .idempotency import IdempotencyKey
+
 
 # MCP annotations of a tool that only reads this site's own database. MCP's defaults are the cautious
 # ones (not read-only, destructive, open world), so every tool states all four hints it can.
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
+
+# Told to the model in every writing tool's description (ToolSpec.writes; docs/idempotency.md).
+RETRY_NOTE = (
+    " 再試行するときは同じ冪等キーを付けてください。A retry of this call should repeat its idempotency key "
+    "(Idempotency-Key header, or idempotencyKey), so that it is done once."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +60,8 @@ class CallContext:
     protocol: str = ""
     # The MCP client negotiated MCP Apps (ui.py): tools carry their views and app-only tools exist for it.
     apps: bool = False
+    # The idempotency key(s) the request carried, and whether its answer is a replay (idempotency.py).
+    idempotency: IdempotencyKey | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,9 @@ class ToolSpec:
     # the tool asks `ctx.interaction.confirm(...)` whenever the client can answer (the dispatcher refuses to finish
     # a call that could have asked and did not), and stores `ctx.interaction.confirmation_key` unique with its write.
     confirm: bool = False
+    # Writes: a call accepts an idempotency key, and a retry with the same key replays the first outcome instead of
+    # writing again (idempotency.py; docs/idempotency.md).
+    writes: bool = False
     # MCP client capabilities the tool cannot run without ("sampling", "elicitation", "roots"): an MCP client that
     # did not declare them is refused before the tool runs (-32021, server.py).
     client_capabilities: tuple[str, ...] = ()
@@ -99,7 +112,8 @@ class ToolSpec:
 
     def describe(self) -> dict[str, Any]:
         """The tools/list entry, in MCP's camelCase."""
-        entry: dict[str, Any] = {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+        description = self.description + RETRY_NOTE if self.writes else self.description
+        entry: dict[str, Any] = {"name": self.name, "description": description, "inputSchema": self.input_schema}
         if self.title:
             entry["title"] = str(self.title)
         if self.icon:
@@ -138,6 +152,8 @@ def _confirm_validate(spec: ToolSpec) -> None:
 def register(spec: ToolSpec) -> ToolSpec:
     tool_group_validate(spec.group)
     _confirm_validate(spec)
+    if spec.writes and spec.annotations.get("readOnlyHint") is True:
+        raise ValueError(f"Tool {spec.name!r} writes: it cannot be annotated read-only")
     if spec.app_only and spec.ui is None:
         raise ValueError(f"Tool {spec.name!r} is app-only: name the view that calls it (ui=...)")
     existing = _tools.get(spec.name)
@@ -161,6 +177,7 @@ def tool(
     annotations: dict[str, Any] | None = None,
     upstream: bool = False,
     confirm: bool = False,
+    writes: bool = False,
     client_capabilities: tuple[str, ...] = (),
     ui: str | None = None,
     app_only: bool = False,
@@ -185,6 +202,7 @@ def tool(
                 annotations=annotations or {},
                 upstream=upstream,
                 confirm=confirm,
+                writes=writes,
                 client_capabilities=client_capabilities,
                 ui=ui,
                 app_only=app_only,

@@ -21,7 +21,7 @@ from mcpsite.core.errors import ApplicationError, RateLimited, ServiceUnavailabl
 from mcpsite.core.jsonutil import dumps, to_jsonable
 from mcpsite.core.scopes import ServerInfo, server_info
 
-from . import calls, dispatch, features, registry, requeststate, ui
+from . import calls, dispatch, features, idempotency, registry, requeststate, ui
 from .interaction import ConfirmInView, InputRequired
 from .registry import CallContext, ToolSpec
 from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
@@ -153,12 +153,15 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         call_ctx, groups = request_context(ctx)
         spec = registry.get(params.name)
         _require_client_capabilities(spec, ctx.session.client_capabilities)
+        call_ctx = idempotency.keyed(call_ctx, params=ctx.params)
         # Confirmation, progress and cancellation for the tool (calls.py); the rest of the call is unchanged.
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
         call_ctx = ui.with_card(call_ctx, spec, params.name, params.arguments)
         call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
         result = await tool_call_result(calls.run_cancellable(call, interaction), spec)
-        return types.CallToolResult.model_validate(result) if isinstance(result, dict) else result
+        if not isinstance(result, dict):
+            return result
+        return types.CallToolResult.model_validate(idempotency.marked_meta(call_ctx, result))
 
     def principal(ctx) -> str | None:
         return requeststate.principal_of(request_context(ctx)[0])
@@ -188,4 +191,6 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
     server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
     # MCP Apps: advertised in initialize and server/discover where the endpoint serves a view to this caller.
     server.middleware.append(ui.AppsAdvertised(request_context))
+    # SEP-3182 (a draft): `tools.idempotency` in initialize and server/discover.
+    server.middleware.append(idempotency.advertised)
     return server

@@ -20,7 +20,7 @@ from mcpsite.core.errors import (
 )
 from mcpsite.core.jsonutil import dumps
 
-from . import dispatch, jsonrpc, outages, registry
+from . import dispatch, idempotency, jsonrpc, outages, registry
 from .auth import SCOPE_PRINCIPAL
 from .refusals import Shape, django_refusal
 from .registry import CallContext, tool_groups
@@ -55,6 +55,7 @@ class _ToolEndpoint(APIView):
         if api_key is None and settings.MCP_REQUIRE_API_KEY:
             raise MissingCredentials()
         ctx = dispatch.call_context(transport=self.transport, api_key=api_key)
+        ctx = self.call_ctx = idempotency.keyed(ctx, header=request.headers.get(idempotency.KEY_HEADER))
         if self.transport == "rest" and SCOPE_PRINCIPAL not in request.META:
             dispatch.account(ctx)  # served without the ingress (a WSGI server, Django's test client)
         return ctx
@@ -86,6 +87,8 @@ class _ToolEndpoint(APIView):
                 response["Retry-After"] = str(retry_after)
         elif response.status_code == 503 and not response.has_header("Retry-After"):
             response["Retry-After"] = str(outages.RETRY_AFTER)
+        if (ctx := getattr(self, "call_ctx", None)) is not None and idempotency.replayed(ctx):
+            response[idempotency.REPLAYED_HEADER] = "true"
         return super().finalize_response(request, response, *args, **kwargs)
 
 

@@ -41,6 +41,9 @@ WIRE: dict[ErrorKind, tuple[int, int]] = {
     ErrorKind.UPSTREAM_RATE_LIMITED: (429, 200),
     ErrorKind.UPSTREAM_FAILED: (502, 200),
     ErrorKind.UPSTREAM_UNUSABLE: (422, 200),
+    # As HTTP's Idempotency-Key draft and ACP answer them: 422 for other arguments, 409 (with Retry-After) in flight.
+    ErrorKind.IDEMPOTENCY_CONFLICT: (422, 200),
+    ErrorKind.IDEMPOTENCY_IN_PROGRESS: (409, 200),
 }
 
 

@@ -93,7 +93,10 @@ async def test_discover_answers_our_capabilities(api_key):
     result = body["result"]
     assert status == 200 and result["supportedVersions"] == [VERSION]
     capabilities = result["capabilities"]
-    assert capabilities["tools"] == {"listChanged": True}
+    assert capabilities["tools"] == {
+        "listChanged": True,
+        "idempotency": {},
+    }  # SEP-3182, a draft (test_idempotency_doors)
     assert capabilities["prompts"] == {"listChanged": True}
     assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
     assert "completions" in capabilities
