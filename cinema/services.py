@@ -24,7 +24,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from mcpsite.core.db import has_stored_functions
+from mcpsite.core.db import durable, has_stored_functions
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, Message, NotFound, RateLimited
 from mcpsite.core.limits import give_back, over_limit
 from mcpsite.core.text import trimmed
@@ -204,7 +204,7 @@ def _reservation_write(
                 schedule=schedule, seat_ids=seat_ids, customer_name=customer_name, password_hash=password_hash,
                 now=now, day=day,
             )  # fmt: skip
-    with transaction.atomic(durable=True):
+    with durable():
         reservation = Reservation.objects.create(
             public_id=reservation_id_next(day=day),
             schedule=schedule,
@@ -361,7 +361,7 @@ def reservation_cancel(*, reservation: Reservation, source: str, actor: User | N
     called off, a refund at the counter). Cancelling twice is a Conflict.
     """
     now = timezone.now()
-    with transaction.atomic(durable=True):
+    with durable():
         # Locks the reservation: of two simultaneous cancellations only one changes it.
         reservation = (
             Reservation.objects.select_for_update(of=("self",))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.db import transaction
 from django.utils import timezone
+
+from mcpsite.core.db import durable
 
 from .errors import GeoError, InvalidInput
 from .models import PointLookup
@@ -34,7 +35,7 @@ def point_lookup_create(
     waiting on the network.
     """
     results, error = _resolve(granularity, points)
-    with transaction.atomic(durable=True):
+    with durable():
         return PointLookup.objects.create(
             name=name,
             granularity=granularity,
@@ -50,7 +51,7 @@ def point_lookup_create(
 def point_lookup_refresh(*, lookup: PointLookup) -> PointLookup:
     """Resolve a saved lookup again (e.g. after a GaluchatAPI outage) and store the new outcome."""
     results, error = _resolve(lookup.granularity, lookup.points)
-    with transaction.atomic(durable=True):
+    with durable():
         # Locks the lookup so two refreshes write their outcomes one after the other, never interleaved.
         locked = PointLookup.objects.select_for_update().get(pk=lookup.pk)
         locked.results, locked.error, locked.resolved_at = results, error, timezone.now()

@@ -14,10 +14,10 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from mcpsite.core.db import durable
 from mcpsite.core.errors import Conflict, InvalidParams, Message, NotFound
 from mcpsite.core.text import trimmed
 
@@ -187,7 +187,7 @@ def journal_entry_create(
     """
     description = _description_validate(description)
     journal_lines_validate(lines=lines)
-    with transaction.atomic(durable=True):
+    with durable():
         return _post(
             date=date,
             description=description,
@@ -219,7 +219,7 @@ def journal_entry_reverse(
     Dated today (Asia/Tokyo) unless given, never before the original. An entry is reversed at most
     once, and a reversal itself is not reversed (post a new entry instead).
     """
-    with transaction.atomic(durable=True):
+    with durable():
         original = _lock_entry_for_reversal(entry_id)
         if original.reversal_of_id is not None:
             raise InvalidParams(
@@ -247,7 +247,7 @@ def journal_entry_reverse(
 
 def account_set_active(*, account: Account, active: bool) -> Account:
     """Activate or deactivate an account; deactivated accounts keep their history but take no new lines."""
-    with transaction.atomic(durable=True):
+    with durable():
         # FOR UPDATE: waits for entries posting to this account (they hold FOR NO KEY UPDATE).
         locked = Account.objects.select_for_update().get(pk=account.pk)
         if locked.is_active != active:

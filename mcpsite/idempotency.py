@@ -1,7 +1,7 @@
 """Idempotency records: a key claimed in the caller's transaction, the outcome settled in it, expired ones pruned.
 
 The MCP stage that uses them is `mcpsite/mcp/idempotency.py`; the rules are in docs/idempotency.md. Everything here
-runs inside that stage's transaction (`mcpsite.core.db.DurableHost`), except `idempotency_records_prune`.
+runs inside that stage's transaction (`mcpsite.core.db.hosting`), except `idempotency_records_prune`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import OperationalError, transaction
+from django.db import OperationalError
+
+from mcpsite.core.db import durable
 
 from .core.db import insert_unless_present, update_with_flush_wait
 from .core.errors import IdempotencyInProgress
@@ -105,7 +107,7 @@ def idempotency_records_prune(
     cutoff = now - retention()
     total = 0
     while True:
-        with transaction.atomic(durable=True):
+        with durable():
             pks = list(
                 IdempotencyRecord.objects.filter(created_at__lt=cutoff)
                 .order_by("created_at")

@@ -16,6 +16,8 @@ from django.tasks import TaskResultStatus
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from mcpsite.core.db import durable
+
 from .core.scopes import tool_groups
 from .models import ApiKey, Heartbeat, ToolCall
 
@@ -147,7 +149,7 @@ def task_results_recover_lost(*, abandoned_by: str | None = None, now: datetime.
     if not lost:
         Heartbeat.objects.filter(beat_at__lt=now - HEARTBEAT_FORGET).delete()
         return 0
-    with transaction.atomic(durable=True):
+    with durable():
         # lock: the lost rows, so two recoveries (worker and scheduler) queue each once; a row a worker is finishing
         # right now is skipped
         rows = list(DBTaskResult.objects.running().filter(pk__in=lost).select_for_update(skip_locked=True))

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from django.contrib.auth.models import User
 
-from mcpsite.core.db import has_fts5, has_trigram_indexes
+from mcpsite.core.db import durable_write, has_fts5, has_trigram_indexes
 from mcpsite.core.errors import Conflict, InvalidParams, Message, NotFound
 
 from . import sql
@@ -27,7 +27,7 @@ def _enough_stock(rows: QuerySet[Product], delta: int) -> QuerySet[Product]:
     return rows.filter(inventory_count__gte=-delta) if delta < 0 else rows
 
 
-@transaction.atomic(durable=True)
+@durable_write
 def inventory_adjust(
     *, product_id: int, delta: int, reason: str, note: str = "", actor: User | None = None
 ) -> InventoryMovement:
@@ -61,7 +61,7 @@ def inventory_adjust(
     return movement
 
 
-@transaction.atomic(durable=True)
+@durable_write
 def inventory_set(
     *, product_id: int, count: int, note: str = "", actor: User | None = None
 ) -> InventoryMovement | None:

@@ -27,6 +27,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from mcpsite.core import metrics
+from mcpsite.core.db import durable
 from mcpsite.core.errors import Conflict, InvalidParams
 from mcpsite.core.errors import Message as Text
 from mcpsite.core.text import trimmed, url_origin
@@ -88,7 +89,7 @@ def event_create(
         description=_text(description, field="description", limit=DESCRIPTION_MAX),
         location=_text(location, field="location", limit=LOCATION_MAX),
     )
-    with transaction.atomic(durable=True):
+    with durable():
         event.save()
     return event
 
@@ -146,7 +147,7 @@ def message_send_draft(*, draft: MessageDraft, confirmation_key: str | None = No
     if (sent := selectors.message_confirmed(owner=draft.owner, key=confirmation_key)) is not None:
         return sent
     try:
-        with transaction.atomic(durable=True):
+        with durable():
             message = Message.objects.create(
                 owner=draft.owner,
                 contact=draft.contact,
@@ -198,7 +199,7 @@ def _send_message(message: Message) -> None:
 def message_deliver(*, message_id: int, now: datetime.datetime | None = None) -> str | None:
     """Send one queued message (the task's body). Returns its final status, or None if not ours to send."""
     now = now or timezone.now()
-    with transaction.atomic(durable=True):
+    with durable():
         # lock: the message alone (OF self), so a duplicate task or the sweeper cannot send it a second time; the
         # owner's row is only read: a concurrent write to it must not make SKIP LOCKED pass the message by
         message = (
@@ -227,7 +228,7 @@ def message_deliver(*, message_id: int, now: datetime.datetime | None = None) ->
         update = {"status": Message.Status.FAILED, "failure_reason": reason[:1000] or type(exc).__name__}
     else:
         update = {"status": Message.Status.SENT, "sent_at": timezone.now(), "failure_reason": ""}
-    with transaction.atomic(durable=True):
+    with durable():
         Message.objects.filter(pk=message.pk, status=Message.Status.SENDING).update(claimed_until=None, **update)
     metrics.delivery(channel=message.platform, outcome=update["status"])
     return update["status"]
@@ -235,7 +236,7 @@ def message_deliver(*, message_id: int, now: datetime.datetime | None = None) ->
 
 def message_resend(*, message: Message) -> Message:
     """Queue a failed message again (the admin's resend action)."""
-    with transaction.atomic(durable=True):
+    with durable():
         # lock: the message, so a resend cannot race its own delivery
         locked = Message.objects.select_for_update().get(pk=message.pk)
         if locked.status != Message.Status.FAILED:
@@ -288,7 +289,7 @@ def _messages_stalled_locked(
 def messages_requeue_stalled(*, now: datetime.datetime | None = None, limit: int = 100) -> int:
     """Re-enqueue messages a dead worker left `sending`, or whose task never ran."""
     now = now or timezone.now()
-    with transaction.atomic(durable=True):
+    with durable():
         # lock: the stalled rows, so two sweepers do not enqueue each one twice
         ids = list(_messages_stalled_locked(now=now, queued_before=now - LEASE, limit=limit))
         for message_id in ids:
@@ -306,7 +307,7 @@ def profile_get_or_create(*, owner: User) -> Profile:
 
 def profile_rotate_feed_token(*, profile: Profile) -> Profile:
     """Give the owner's calendar feed a new secret URL; the old one stops working at once."""
-    with transaction.atomic(durable=True):
+    with durable():
         profile.feed_token = new_feed_token()
         profile.feed_token_rotated_at = timezone.now()
         profile.save(update_fields=["feed_token", "feed_token_rotated_at"])
@@ -331,7 +332,7 @@ def reminder_create(
     rule_text = schedule.parse_repeat(repeat, first=time) if repeat is not None else ""
     if not owner.email and not Profile.objects.filter(owner=owner).exclude(webhook_url="").exists():
         raise InvalidParams("Your account has no email address or webhook URL to deliver reminders to")
-    with transaction.atomic(durable=True):
+    with durable():
         reminder = Reminder.objects.create(
             owner=owner, note=body, time=time, tz=tz, repeat=(repeat or "").strip(), rrule=rule_text, next_fire_at=time
         )
@@ -375,7 +376,7 @@ class Claim:
 
 def _reminders_claim(*, worker: str, now: datetime.datetime, batch: int) -> list[Claim]:
     token = f"{worker[:40]}/{uuid.uuid4().hex[:12]}"
-    with transaction.atomic(durable=True):
+    with durable():
         due = list(_reminders_due_locked(now=now, limit=batch))
         if not due:
             return []
@@ -459,7 +460,7 @@ def _delivery_observed(channel: str, status: str, *, lag: datetime.timedelta) ->
 
 def _reminder_finish(claim: Claim, *, channel: str, error: str, now: datetime.datetime, late: bool) -> bool:
     """Record the occurrence and schedule the next one, in one transaction. False if the lease was lost."""
-    with transaction.atomic(durable=True):
+    with durable():
         # lock: the reminder, so recording this occurrence and moving to the next is one step
         reminder = Reminder.objects.select_for_update().get(pk=claim.reminder_id)
         if reminder.claimed_by != claim.token or reminder.next_fire_at != claim.occurrence:

@@ -8,7 +8,10 @@ for the branch is then in its name, and a third backend is added here (docs/deci
 runs on PostgreSQL and on SQLite. Migrations ask through `RunSQLOn` (mcpsite/core/migrations.py) instead.
 """
 
-from collections.abc import Sequence
+import contextlib
+import contextvars
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from django.db import connection as default_connection
@@ -78,16 +81,40 @@ def commit_without_flush_wait(connection: BaseDatabaseWrapper = default_connecti
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
-class DurableHost(transaction.Atomic):
-    """An outermost transaction that the services' durable blocks (`transaction.atomic(durable=True)`, which refuse
-    any other outer block) run inside, as savepoints: what they write commits with it, when it ends, so a platform
-    concern can write in the same transaction as a service (the idempotency claim, mcpsite/mcp/idempotency.py).
-    Itself durable: it refuses to be nested, so the services' writes still commit when their caller returns.
-    Django's own test cases mark their outer block the same way (`_from_testcase`)."""
+# Set inside `hosting()`: the services' `durable()` blocks are then savepoints of the host's transaction.
+_hosted: contextvars.ContextVar[bool] = contextvars.ContextVar("mcpsite.core.db.hosted", default=False)
 
-    def __init__(self, using: str | None = None) -> None:
-        super().__init__(using, savepoint=True, durable=True)
-        self._from_testcase = True
+
+def durable(using: str | None = None) -> transaction.Atomic:
+    """A service's write transaction: the outermost one (`atomic(durable=True)`: its writes are committed when the
+    block ends, and it refuses to run inside another), or, inside `hosting()`, a savepoint of the host's
+    transaction, committed with it."""
+    return transaction.atomic(using, durable=not _hosted.get())
+
+
+def durable_write[**P, R](func: Callable[P, R]) -> Callable[P, R]:
+    """`durable()` around each call of a service function."""
+
+    @functools.wraps(func)
+    def written(*args: P.args, **kwargs: P.kwargs) -> R:
+        with durable():
+            return func(*args, **kwargs)
+
+    return written
+
+
+@contextlib.contextmanager
+def hosting(using: str | None = None) -> Iterator[None]:
+    """An outermost transaction the services' `durable()` blocks run inside, as savepoints: what they write commits
+    with it, when it ends, so a platform concern writes in the same transaction as a service (the idempotency
+    claim, mcpsite/mcp/idempotency.py). Itself durable: it refuses to be nested, so the services' writes still
+    commit when their caller returns."""
+    with transaction.atomic(using, durable=True):
+        token = _hosted.set(True)
+        try:
+            yield
+        finally:
+            _hosted.reset(token)
 
 
 def update_with_flush_wait(model: type[Model], pk: Any, values: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
-from mcpsite.core.db import DurableHost
+from mcpsite.core.db import hosting
 from mcpsite.core.errors import ApplicationError, ErrorKind, IdempotencyConflict, InvalidParams
 from mcpsite.idempotency import (
     arguments_digest,
@@ -145,7 +145,7 @@ def idempotent(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResul
     digest = arguments_digest(tool=call.spec.name, arguments=call.arguments)
     principal = _principal_digest(requeststate.principal_of(call.ctx) or "anonymous")
     error: ApplicationError | None = None
-    with DurableHost():
+    with hosting():
         record, claimed = idempotency_claim(principal=principal, tool=call.spec.name, key=key, digest=digest, now=now())
         if claimed:
             try:

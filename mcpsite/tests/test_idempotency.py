@@ -282,11 +282,11 @@ def test_the_prune_command_deletes_records_past_the_retention_and_shows_progress
 def test_the_settled_outcome_commits_with_the_wal_flushed(tool_context, chart):
     """A rate take inside the write's transaction turns the flush wait off for it (commit_without_flush_wait); the
     outcome's UPDATE turns it back on, so the write and its record are durable when the client hears of them."""
-    from mcpsite.core.db import DurableHost, commit_without_flush_wait, update_with_flush_wait
+    from mcpsite.core.db import commit_without_flush_wait, hosting, update_with_flush_wait
 
     call(tool_context, "create_journal_entry", entry(), key="k-flush")
     record = IdempotencyRecord.objects.get()
-    with DurableHost(), connection.cursor() as cursor:
+    with hosting(), connection.cursor() as cursor:
         commit_without_flush_wait()
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "off"
