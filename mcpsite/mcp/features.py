@@ -1,8 +1,8 @@
 """Server handlers for MCP beyond tools: resources (+ templates, subscribe, listen), prompts and completion.
 
-Built from the resource and prompt registries (`<app>/resources.py`, `<app>/prompts.py`), scoped exactly like
-tools: an endpoint's groups narrowed to the API key's scopes. Lists are paginated with an opaque cursor. Domain
-functions run in worker threads, as tools do.
+Built from the resource and prompt registries (`<app>/resources.py`, `<app>/prompts.py`), scoped like read-only
+tools: an endpoint's groups narrowed to those the API key's scopes let it read. Lists are paginated with an opaque
+cursor. Domain functions run in worker threads, as tools do.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InternalError, ScopeDenied
+from mcpsite.core.scopes import READ
 from mcpsite.models import ToolCall
 
 from . import audit, calls, content, dispatch, prompts, resources, shutdown, subscriptions, threads
@@ -65,15 +66,16 @@ def page(items: Sequence, cursor: str | None) -> tuple[list, str | None]:
 
 
 def _visible(call_ctx: CallContext, groups: list[str] | None) -> list[str]:
-    return dispatch.visible_groups(call_ctx, groups)
+    """The groups whose resources and prompts the caller may use: those its scopes let it read."""
+    return dispatch.visible_groups(call_ctx, groups, READ)
 
 
 def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, not_found: MCPError) -> None:
     """Outside the endpoint's groups a name does not exist; outside the key's scopes it is refused (as tools are)."""
     if groups is not None and group not in groups:
         raise not_found
-    if call_ctx.api_key is not None and not call_ctx.api_key.allows(group):
-        raise _protocol_error(ScopeDenied.for_group(call_ctx.api_key, group, "resources"))
+    if call_ctx.api_key is not None and not call_ctx.api_key.allows(group, READ):
+        raise _protocol_error(ScopeDenied.for_group(call_ctx.api_key, group, "resources", mode=READ))
 
 
 def _ui_meta(spec: resources.TemplateSpec, call_ctx: CallContext) -> dict[str, Any] | None:
@@ -151,7 +153,7 @@ def _read(
         logger.exception("Resource %s failed (request %s)", uri, call_ctx.request_id)
         raise _protocol_error(InternalError(data={"request_id": call_ctx.request_id})) from None
     finally:
-        audit.audit(call_ctx, tool, outcome, error_code, started, group=group)
+        audit.audit(call_ctx, tool, outcome, error_code, started, group=group, mode=READ)
 
 
 def _announceable(uris: Sequence[str], call_ctx: CallContext, groups: list[str] | None) -> list[str]:
