@@ -248,3 +248,18 @@ def test_mcp_stdio_serves_as_an_api_key(make_api_key, monkeypatch):
     monkeypatch.setenv("MCP_TEST_KEY", "mcp_not-a-key")
     with pytest.raises(CommandError, match="MCP_TEST_KEY: Invalid API key"):
         call_command("mcp_stdio", "--api-key-env", "MCP_TEST_KEY")
+
+
+def test_the_permission_table_in_docs_security_names_each_scopes_tools():
+    """docs/security.md's table lists, for each `<group>:<mode>` scope, exactly the tools of that group and mode."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text()
+    for group in scopes.tool_groups():
+        for mode in scopes.MODES:
+            row = re.search(rf"^\| `{group}:{mode}` \| ([^|]*) \|", text, re.M)
+            assert row, f"{group}:{mode} has no row"
+            documented = set(re.findall(r"`([^`]+)`", row.group(1)))
+            actual = {s.name for s in registry.tools([group]) if s.mode == mode and not s.name.startswith("test_")}
+            assert documented == actual, (group, mode)
