@@ -80,6 +80,11 @@ class OAuthTokenPrincipal:
     def allows(self, group: str, mode: str | None = None) -> bool:
         return scopes_allow(self.scopes, group, mode)
 
+    def may_step_up(self, group: str) -> bool:
+        """Whether the user could grant this client `group` if asked again: a scope they may not use is no reason
+        to send the client back to them."""
+        return group in grantable_scopes(self.owner)
+
     def audit_fields(self) -> dict:
         return {"user_id": self.owner.pk, "oauth_client_id": self.application_id}
 

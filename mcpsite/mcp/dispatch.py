@@ -260,13 +260,20 @@ def refuse_call(ctx: CallContext, tool: Any, refusal: ApplicationError) -> None:
 
 def authorize_at_door(ctx: CallContext, tool: Any, groups: Iterable[str] | None) -> None:
     """The `authorize` stage's rule, applied before an MCP request reaches its server, for OAuth tokens: a call of
-    a served tool the token's scopes do not allow is refused with 403 insufficient_scope naming the scope needed,
-    so its client can ask the user for it (MCP step-up). API keys are refused by the stage, in the wire's shape."""
-    if getattr(ctx.api_key, "kind", "api_key") != "oauth" or not isinstance(tool, str):
-        return
-    spec = served_tool(tool, groups)
-    if spec is not None and not allowed(ctx, spec):
+    a served tool the token's scopes do not allow, of a group its user could grant, is refused with 403
+    insufficient_scope naming the scope needed, so its client can ask the user for it (MCP step-up). API keys, and
+    tokens whose user could not grant it, are refused by the stage, in the wire's shape."""
+    spec = _beyond_token_scopes(ctx, tool, groups)
+    if spec is not None and ctx.api_key.may_step_up(spec.group):  # type: ignore[union-attr]
         refuse_call(ctx, tool, ScopeDenied.for_group(ctx.api_key, spec.group, mode=spec.mode))
+
+
+def _beyond_token_scopes(ctx: CallContext, tool: Any, groups: Iterable[str] | None) -> ToolSpec | None:
+    """The served tool an OAuth token's call names, when the token's scopes do not allow it."""
+    if getattr(ctx.api_key, "kind", "api_key") != "oauth" or not isinstance(tool, str):
+        return None
+    spec = served_tool(tool, groups)
+    return spec if spec is not None and not allowed(ctx, spec) else None
 
 
 def _over_rate(api_key) -> bool:
@@ -292,7 +299,14 @@ _call_in_tool_thread = threads.in_worker_thread(call_tool)
 _call_in_upstream_thread = threads.in_worker_thread(call_tool, kind="upstream")
 arecord_refused_call = threads.in_worker_thread(record_refused_call)
 aaccount = threads.in_worker_thread(account)
-aauthorize_at_door = threads.in_worker_thread(authorize_at_door)
+_authorize_at_door_in_thread = threads.in_worker_thread(authorize_at_door)
+
+
+async def aauthorize_at_door(ctx: CallContext, tool: Any, groups: Iterable[str] | None) -> None:
+    """`authorize_at_door` from async code, in a worker thread only for a call it may refuse (it reads the user's
+    permissions and audits)."""
+    if _beyond_token_scopes(ctx, tool, groups) is not None:
+        await _authorize_at_door_in_thread(ctx, tool, groups)
 
 
 async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:

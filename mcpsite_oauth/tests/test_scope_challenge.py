@@ -44,3 +44,21 @@ async def test_a_read_only_token_calling_a_writing_tool_is_told_the_scope_to_ask
     assert read_status == 200 and not json.loads(read_body)["result"]["isError"]
     outcomes = await sync_to_async(lambda: sorted(ToolCall.objects.values_list("tool", "outcome")))()
     assert outcomes == [("get_movie_list", "ok"), ("reserve_seats", "denied")]
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+async def test_a_scope_the_user_could_not_grant_is_refused_in_band_not_challenged(django_user_model, oauth_client):
+    """Asking the user again for a group they may not use would only loop: the call is refused as an API key's is."""
+
+    def setup():
+        user = django_user_model.objects.create_user(username="hanako", password="x" * 12)
+        grant_groups(user, ["cinema"])
+        mint(user, oauth_client, "tok-cinema", scope="cinema", resource=[RESOURCE])
+
+    await sync_to_async(setup)()
+    async with running_site() as app:
+        status, headers, body = await request(app, "tok-cinema", _call("list_accounts", {}))
+    result = json.loads(body)["result"]
+    assert status == 200 and b"www-authenticate" not in headers
+    assert result["isError"] and result["structuredContent"]["data"] == "Scope 'ledger:read' required"
