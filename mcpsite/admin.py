@@ -1,4 +1,5 @@
 import json
+from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
@@ -18,16 +19,23 @@ from .admin_lists import BOUNDED_DATES_CHANGE_LIST, CappedCountPaginator, indexe
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
 from .client_config import http_client_config
-from .core.scopes import tool_groups
+from .core.scopes import MODES, READ, WRITE, scope_group, scope_name, scopes_compact, scopes_expand, tool_groups
 from .models import ApiKey, ToolCall
+
+MODE_CHOICE_LABELS = {READ: _("read"), WRITE: _("write")}
+
+
+def scope_choices() -> list[tuple[str, list[tuple[str, Any]]]]:
+    """One box per group and mode, grouped by tool group."""
+    return [(g, [(scope_name(g, m), MODE_CHOICE_LABELS[m]) for m in MODES]) for g in tool_groups()]
 
 
 class ApiKeyForm(forms.ModelForm):
     scopes = forms.MultipleChoiceField(
-        choices=lambda: [(g, g) for g in tool_groups()],
+        choices=scope_choices,
         widget=forms.CheckboxSelectMultiple,
         label=_("scopes"),
-        help_text=_("Tool groups this key may use."),
+        help_text=_("Tool groups this key may use: read runs the group's read-only tools, write its other tools."),
     )
 
     grantable: set[str] = set()  # the scopes the staff member may give (ApiKeyAdmin.get_form sets it)
@@ -36,10 +44,17 @@ class ApiKeyForm(forms.ModelForm):
         model = ApiKey
         fields = ["name", "owner", "scopes", "rate", "is_active"]
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:  # a bare group is both of its boxes
+            self.initial["scopes"] = scopes_expand(self.instance.scopes)
+
     def clean_scopes(self):
-        """No scope the staff member could not use themselves; removing scopes is always allowed."""
+        """No scope of a group the staff member could not use themselves; removing scopes is always allowed. Stored
+        compacted: a group chosen in both modes is the bare group."""
         scopes = self.cleaned_data["scopes"]
-        added = set(scopes) - set(self.instance.scopes if self.instance.pk else []) - self.grantable
+        held = scopes_expand(self.instance.scopes if self.instance.pk else [])
+        added = {scope_group(s) for s in set(scopes) - set(held)} - self.grantable
         if added:
             raise forms.ValidationError(
                 gettext(
@@ -48,7 +63,7 @@ class ApiKeyForm(forms.ModelForm):
                 )
                 % {"scopes": ", ".join(sorted(added))}
             )
-        return scopes
+        return scopes_compact(scopes)
 
 
 @admin.register(ApiKey)
@@ -124,7 +139,9 @@ class ApiKeyAdmin(StaffModelAdmin):
 
 @admin.register(ToolCall)
 class ToolCallAdmin(StaffModelAdmin):
-    list_display = ["created_at", "tool", "transport", "outcome", "error_code", "duration_ms", "api_key", "request_id"]
+    list_display = [
+        "created_at", "tool", "transport", "outcome", "error_code", "scope", "duration_ms", "api_key", "request_id"
+    ]  # fmt: skip
     # At a million rows (bench/bench_staff_pages.py): the transport and tool choices, the date hierarchy and the
     # total are found through indexes (mcpsite/admin_lists.py), not by reading every row.
     list_filter = [

@@ -138,6 +138,8 @@ class ToolCallsBlock:
     hours: int
     by_tool: list[ToolCallLine]
     by_key: list[ToolCallLine]
+    # Refused calls by the scope they needed (`ledger:write`): (the scope, its refusals in the changelist).
+    refusals: list[tuple[str, Link]]
 
     @property
     def tables(self) -> list[tuple[str, list[ToolCallLine]]]:
@@ -178,7 +180,12 @@ def tool_calls_block(viewer: Viewer) -> Block | None:
     title = ngettext("MCP tool calls, last %(hours)s hour", "MCP tool calls, last %(hours)s hours", TOOL_CALL_HOURS) % {
         "hours": TOOL_CALL_HOURS
     }
-    data = ToolCallsBlock(TOOL_CALL_HOURS, by_tool, by_key)
+    denied = {"outcome__exact": "denied", **window}
+    refusals = [
+        (scope, Link(number(n), changelist("mcpsite.toolcall", scope__exact=scope, **denied), n))
+        for scope, n in selectors.refusals_by_scope(since=since)
+    ]
+    data = ToolCallsBlock(TOOL_CALL_HOURS, by_tool, by_key, refusals)
     return Block("dash-tool-calls", title, "admin/dashboard/tool_calls.html", data)
 
 

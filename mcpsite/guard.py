@@ -102,7 +102,10 @@ class RequestGuard:
                 scope = {**scope, jsonrpc.SCOPE_JSON: message}
             if kind in (MCP, REST) and principal is not None:
                 ctx = dispatch.call_context(transport="http" if kind == MCP else "rest", api_key=principal)
-                await _available(dispatch.aaccount(ctx, _called_tool(message, kind)))
+                tool = _called_tool(message, kind)
+                await _available(dispatch.aaccount(ctx, tool))
+                if kind == MCP:
+                    await _available(dispatch.aauthorize_at_door(ctx, tool, groups))
         except (_Refused, ApplicationError) as exc:
             error = exc.error if isinstance(exc, _Refused) else exc
             challenged = kind == MCP and error.kind.name in _CHALLENGED

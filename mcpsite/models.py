@@ -11,6 +11,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.core.scopes import scopes_allow
+
 KEY_PREFIX = "mcp_"
 
 
@@ -55,8 +57,9 @@ class ApiKey(models.Model):
         self.prefix = raw_key[:10]
         return raw_key
 
-    def allows(self, group: str) -> bool:
-        return group in self.scopes
+    def allows(self, group: str, mode: str | None = None) -> bool:
+        """Whether this key may use `group`'s tools of `mode` (READ or WRITE; None: any of them)."""
+        return scopes_allow(self.scopes, group, mode)
 
     def audit_fields(self) -> dict:
         """What a ToolCall records of the credential that made it, by attname (an OAuth token records its client
@@ -104,6 +107,9 @@ class ToolCall(models.Model):
     duration_ms = models.PositiveIntegerField(_("duration (ms)"), default=0)
     outcome = models.CharField(_("outcome"), max_length=20, choices=Outcome.choices, db_index=True)
     error_code = models.CharField(_("error code"), max_length=40, blank=True)
+    # The credential's scope that allowed the call (`ledger`, `ledger:read`), or the one it lacked when refused.
+    # A database default too: the previous release, still serving during an upgrade, inserts rows without it.
+    scope = models.CharField(_("scope"), max_length=60, blank=True, db_default="")
     request_id = models.CharField(_("request ID"), max_length=64, db_index=True)
 
     class Meta:

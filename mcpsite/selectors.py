@@ -52,6 +52,13 @@ def tool_call_stats(*, since: datetime.datetime, by: str) -> list[ToolCallStats]
     return sorted(rows, key=lambda row: (-row.calls, str(row.key)))
 
 
+def refusals_by_scope(*, since: datetime.datetime) -> list[tuple[str, int]]:
+    """Calls refused since `since` for want of a scope: (the scope needed, how many), most first."""
+    refused = ToolCall.objects.filter(created_at__gte=since, outcome=ToolCallOutcome.DENIED).exclude(scope="")
+    rows = refused.order_by().values_list("scope").annotate(n=Count("id"))
+    return sorted(((scope, int(n)) for scope, n in rows), key=lambda row: (-row[1], row[0]))
+
+
 @dataclass(frozen=True, slots=True)
 class ProcessesOfKind:
     kind: str  # Heartbeat.Kind

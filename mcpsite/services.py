@@ -18,7 +18,7 @@ from django_tasks_db.models import DBTaskResult
 
 from mcpsite.core.db import durable
 
-from .core.scopes import tool_groups
+from .core.scopes import scopes_compact, scopes_validate, tool_groups
 from .models import ApiKey, Heartbeat, ToolCall
 
 if TYPE_CHECKING:
@@ -40,17 +40,18 @@ class ScopeError(ValueError):
 
 
 def scopes_parse(*, text: str) -> list[str]:
-    """`cinema,ledger` or `all` -> a validated list of tool groups."""
-    groups = tool_groups()
+    """`cinema,ledger:read` or `all` -> a validated, compacted list of scopes (a group, or `<group>:read` /
+    `<group>:write`)."""
     if text.strip() in {"all", "*"}:
-        return list(groups)
+        return list(tool_groups())
     scopes = [s.strip() for s in text.split(",") if s.strip()]
-    unknown = sorted(set(scopes) - set(groups))
-    if unknown:
-        raise ScopeError(f"Unknown scope(s): {', '.join(unknown)}. Choose from: {', '.join(groups)}")
+    try:
+        scopes = scopes_validate(scopes)
+    except ValueError as exc:
+        raise ScopeError(str(exc)) from None
     if not scopes:
         raise ScopeError("At least one scope is required")
-    return scopes
+    return scopes_compact(scopes)
 
 
 def api_key_create(*, name: str, owner: User | None, scopes: list[str], rate: str | None = None) -> tuple[ApiKey, str]:

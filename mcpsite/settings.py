@@ -523,14 +523,8 @@ OAUTH_UNUSED_CLIENT_HOURS = int(env_raw("OAUTH_UNUSED_CLIENT_HOURS", 24))
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {
-    "SCOPES": {
-        "cinema": "cinema",
-        "ledger": "ledger",
-        "geo": "geo",
-        "merchant": "merchant",
-        "reminders": "reminders",
-    },
-    "DEFAULT_SCOPES": ["__all__"],
+    # Each tool group bare (read and write), `<group>:read` and `<group>:write`, from the apps (mcpsite.core.scopes).
+    "SCOPES_BACKEND_CLASS": "mcpsite_oauth.scopes.ToolScopes",
     "OAUTH2_VALIDATOR_CLASS": "mcpsite_oauth.validators.McpOAuth2Validator",
     "PKCE_REQUIRED": True,
     "ACCESS_TOKEN_EXPIRE_SECONDS": int(env_raw("OAUTH_ACCESS_TOKEN_SECONDS", 3600)),

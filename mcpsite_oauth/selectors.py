@@ -13,6 +13,8 @@ from oauth2_provider.models import (
 )
 from oauth2_provider.settings import oauth2_settings
 
+from mcpsite.core.scopes import scopes_compact
+
 
 def live_tokens() -> QuerySet[AbstractAccessToken]:
     """Users' access tokens that still work: not expired (a revoked token is deleted). Not the registration tokens
@@ -21,9 +23,20 @@ def live_tokens() -> QuerySet[AbstractAccessToken]:
     return live.exclude(scope=oauth2_settings.DCR_REGISTRATION_SCOPE)
 
 
-def user_connections(*, user: AbstractBaseUser) -> QuerySet[AbstractApplication]:
-    """The clients that hold a live token of `user`'s, with how many and until when the latest works."""
+def user_connections(*, user: AbstractBaseUser) -> list[AbstractApplication]:
+    """The clients that hold a live token of `user`'s, with how many, until when the latest works, and `scopes`:
+    what their live tokens hold together (compacted: `ledger` for read and write)."""
     mine = live_tokens().filter(user=user)
+    held: dict[int, list[str]] = {}
+    for application_id, scope in mine.values_list("application_id", "scope"):
+        held.setdefault(application_id, []).extend(scope.split())
+    clients = list(_user_clients(mine))
+    for client in clients:
+        client.scopes = scopes_compact(held.get(client.pk, []))
+    return clients
+
+
+def _user_clients(mine: QuerySet[AbstractAccessToken]) -> QuerySet[AbstractApplication]:
     return (
         get_application_model()
         .objects.filter(pk__in=mine.values("application_id"))

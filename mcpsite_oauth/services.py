@@ -2,7 +2,7 @@
 
 django-oauth-toolkit issues the tokens (authorization code + PKCE S256, refresh rotation, client registration);
 this module holds the project's rules around them: a token is bound to this site's MCP resource (RFC 8707) and
-gives at most the tool groups its user may use now.
+gives at most the scopes (tool groups, read, write or both) of the groups its user may use now.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from oauth2_provider.models import (
 from oauth2_provider.settings import oauth2_settings
 
 from mcpsite.admin_security import grantable_scopes
-from mcpsite.core.scopes import tool_groups
+from mcpsite.core.scopes import all_scopes, scope_group, scopes_allow, scopes_compact, tool_groups
 
 from .models import RedeemedCode, token_checksum
 
@@ -45,12 +45,15 @@ def mcp_resources(*, origin: str) -> tuple[str, str]:
     return (origin + MCP_PATH, origin)
 
 
-def groups_for_user(*, user: AbstractBaseUser, requested: Iterable[str]) -> tuple[list[str], list[str]]:
-    """The requested groups split into those `user` may use and those they may not: the rule for API keys
-    (docs/security.md, "Staff permissions")."""
+def scopes_for_user(*, user: AbstractBaseUser, requested: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The requested scopes `user` may hold (compacted: `scopes.scopes_compact`), and the groups of those they may
+    not: the rule for API keys (docs/security.md, "Staff permissions"), group by group. Unknown scopes are left
+    out."""
     allowed = grantable_scopes(user)
-    requested = [group for group in tool_groups() if group in set(requested)]
-    return [g for g in requested if g in allowed], [g for g in requested if g not in allowed]
+    known = [scope for scope in requested if scope in all_scopes()]
+    wanted = scopes_compact(known)
+    refused = [group for group in tool_groups() if scopes_allow(wanted, group) and group not in allowed]
+    return [scope for scope in wanted if scope_group(scope) in allowed], refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +77,13 @@ class OAuthTokenPrincipal:
         # What binds a stateful MCP session to its opener: the user and client, not the token, which rotates.
         return f"oauth:{self.owner.pk}:{self.application_id}"
 
-    def allows(self, group: str) -> bool:
-        return group in self.scopes
+    def allows(self, group: str, mode: str | None = None) -> bool:
+        return scopes_allow(self.scopes, group, mode)
+
+    def may_step_up(self, group: str) -> bool:
+        """Whether the user could grant this client `group` if asked again: a scope they may not use is no reason
+        to send the client back to them."""
+        return group in grantable_scopes(self.owner)
 
     def audit_fields(self) -> dict:
         return {"user_id": self.owner.pk, "oauth_client_id": self.application_id}
@@ -95,7 +103,7 @@ def access_token_authenticate(*, raw_token: str, url: str) -> OAuthTokenPrincipa
     # RFC 8707: only tokens issued for this resource; an unbound token could have been meant for anyone.
     if not token.resource or not token.allows_audience(url.split("?")[0]):
         return None
-    allowed, _ = groups_for_user(user=token.user, requested=token.scope.split())
+    allowed, _ = scopes_for_user(user=token.user, requested=token.scope.split())
     return OAuthTokenPrincipal(
         token_id=token.pk,
         application_id=token.application_id,

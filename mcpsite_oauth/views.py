@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -44,11 +45,11 @@ from oauthlib.oauth2.rfc6749.errors import (
 
 from mcpsite.core import metrics
 from mcpsite.core.limits import over_limit
-from mcpsite.core.scopes import tool_groups
+from mcpsite.core.scopes import MODES, READ, WRITE, all_scopes, scope_name, scopes_allow, scopes_cover, tool_groups
 
 from .models import token_checksum
 from .selectors import user_connections
-from .services import client_access_revoke, groups_for_user, mcp_resources, site_origin
+from .services import client_access_revoke, mcp_resources, scopes_for_user, site_origin
 from .validators import GRANT_TYPES, redirect_uri_acceptable
 
 # What each scope lets a client do, shown on the consent page.
@@ -58,6 +59,17 @@ GROUP_DESCRIPTIONS = {
     "geo": _("Geo: resolve coordinates to addresses"),
     "merchant": _("Merchant: products, inventory and cart mandates"),
     "reminders": _("Reminders: your calendar, messages and reminders"),
+}
+# What each mode of a group lets a client do, beside the group's description on the consent page.
+MODE_LABELS = {
+    READ: _("Read: look things up"),
+    WRITE: _("Write: create, change and cancel"),
+}
+# How much of a group a client holds, on the page of connected clients.
+HELD_LABELS = {
+    "": _("read and write"),
+    READ: _("read only"),
+    WRITE: _("write only"),
 }
 REGISTRATION_GROUP = "oauth.register"
 # What the consent form answers is bound server-side, in the session, from the request validated at GET.
@@ -105,10 +117,11 @@ class SignInView(AdminStyleMixin, LoginView):
 
 
 class ConsentView(AdminStyleMixin, AuthorizationView):
-    """Which client, which redirect host, which groups: allow or deny. Adds to django-oauth-toolkit's endpoint that
-    the `resource` is this site's MCP resource (RFC 8707; the default when the client names none) and that the
-    groups are among those the user may use (an API key's rule); requested groups the user may not use are shown
-    and left out, and a request with none left is refused with `invalid_scope`."""
+    """Which client, which redirect host, which groups and for each read, write or both: allow or deny. Adds to
+    django-oauth-toolkit's endpoint that the `resource` is this site's MCP resource (RFC 8707; the default when the
+    client names none) and that the groups are among those the user may use (an API key's rule); requested groups
+    the user may not use are shown and left out, and a request with none left is refused with `invalid_scope`. The
+    person may grant less than was asked: a group's read without its write."""
 
     template_name = "mcpsite_oauth/consent.html"
     login_url = reverse_lazy("oauth2_provider:login")
@@ -127,7 +140,7 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
             request.GET["resource"] = mcp_resources(origin=site_origin(request=request))[0]
         elif error := self._resource_error(resources, credentials.get("state")):
             raise OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
-        allowed, refused = groups_for_user(user=request.user, requested=scopes)
+        allowed, refused = scopes_for_user(user=request.user, requested=scopes)
         if not allowed:
             self.no_usable_group = refused  # error_response explains it to the user before the client hears it
             error = InvalidScopeError(
@@ -183,12 +196,12 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        groups = context.get("scopes") or []
+        scopes = context.get("scopes") or []
         context.update(
             authorization_request=getattr(self, "authorization_request", ""),
             title=_("Connect an MCP client"),
             redirect_host=urlsplit(context.get("redirect_uri") or "").netloc,
-            groups=[(group, GROUP_DESCRIPTIONS[group]) for group in groups],
+            groups=consent_rows(scopes),
             refused_groups=[(group, GROUP_DESCRIPTIONS[group]) for group in getattr(self, "refused_groups", [])],
             refused_text=list_text(GROUP_DESCRIPTIONS[group] for group in getattr(self, "refused_groups", [])),
             access_lifetime=duration_text(oauth2_settings.ACCESS_TOKEN_EXPIRE_SECONDS),
@@ -224,10 +237,10 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
         if error := self._resource_error(form.cleaned_data.get("resource", "").split(), state):
             return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
         if form.cleaned_data.get("allow"):
-            requested = set(form.cleaned_data["scope"].split())
+            requested = form.cleaned_data["scope"].split()
             chosen = self.request.POST.getlist("groups")
-            allowed, refused = groups_for_user(user=self.request.user, requested=chosen)  # type: ignore[arg-type]  # signed in
-            if refused or not set(chosen) <= requested & set(tool_groups()):
+            allowed, refused = scopes_for_user(user=self.request.user, requested=chosen)  # type: ignore[arg-type]  # signed in
+            if refused or not set(chosen) <= set(all_scopes()) or not scopes_cover(requested, chosen):
                 error = InvalidScopeError(description="A chosen scope is not available to this user", state=state)
                 return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
             if not allowed:
@@ -235,6 +248,26 @@ class ConsentView(AdminStyleMixin, AuthorizationView):
                 return self.error_response(OAuthToolkitError(error=error, redirect_uri=redirect_uri), application)
             form.cleaned_data["scope"] = " ".join(allowed)
         return super().form_valid(form)
+
+
+def consent_rows(scopes: list[str]) -> list[tuple[str, Any, list[tuple[str, Any]]]]:
+    """The consent page's rows: each requested group, its description, and the (scope, label) of each mode asked
+    for, one box each."""
+    return [
+        (
+            group,
+            GROUP_DESCRIPTIONS[group],
+            [(scope_name(group, m), MODE_LABELS[m]) for m in MODES if scopes_allow(scopes, group, m)],
+        )
+        for group in tool_groups()
+        if scopes_allow(scopes, group)
+    ]
+
+
+def scope_text(scope: str) -> str:
+    """A scope as a person reads it: "Ledger: accounts, journal entries and reports (read only)"."""
+    group, _sep, mode = scope.partition(":")
+    return _("%(group)s (%(held)s)") % {"group": GROUP_DESCRIPTIONS[group], "held": HELD_LABELS[mode]}
 
 
 def registration_error(error: str, description: str, status: int = 400) -> JsonResponse:
@@ -316,7 +349,8 @@ class McpResourceMetadataView(OAuthProtectedResourceMetadataView):
         return [site_origin(request=request)]
 
     def get_scopes_supported(self):
-        return list(tool_groups())
+        """Every scope: each tool group bare (read and write), then read only and write only."""
+        return list(all_scopes())
 
 
 class ConnectionsView(AdminStyleMixin, LoginRequiredMixin, TemplateView):
@@ -330,7 +364,10 @@ class ConnectionsView(AdminStyleMixin, LoginRequiredMixin, TemplateView):
         return {
             **super().get_context_data(**kwargs),
             "title": _("Connected MCP clients"),
-            "connections": user_connections(user=self.request.user),  # type: ignore[arg-type]  # login required
+            "connections": [
+                (client, [scope_text(scope) for scope in client.scopes])
+                for client in user_connections(user=self.request.user)  # type: ignore[arg-type]  # login required
+            ],
         }
 
     def post(self, request, *args, **kwargs):

@@ -13,6 +13,8 @@ from typing import Any
 
 from django.utils.translation import gettext
 
+from .scopes import READ, scope_name
+
 
 class Message(str):
     """A message a person reads: the English text (what tools and logs get, byte for byte) that staff pages show in
@@ -157,12 +159,22 @@ class ScopeDenied(Forbidden):
     """The API key or token lacks the tool's scope (a transport-level refusal, unlike a wrong password)."""
 
     kind = ErrorKind.SCOPE_DENIED
+    # The scope that would have allowed the call (`ledger:write`), where the refusal knows it: what the audit
+    # records and an OAuth challenge names.
+    scope: str = ""
 
     @classmethod
-    def for_group(cls, principal: object, group: str, what: str = "tools") -> ScopeDenied:
-        """Worded for the credential presented: an OAuth token (`kind` "oauth") or an API key."""
+    def for_group(cls, principal: object, group: str, what: str = "tools", *, mode: str | None = None) -> ScopeDenied:
+        """Worded for the credential presented: an OAuth token (`kind` "oauth") or an API key. With `mode`, the
+        scope needed is the group's in that mode; a credential that holds the group in the other mode is told
+        which."""
         credential = "token" if getattr(principal, "kind", "api_key") == "oauth" else "API key"
-        return cls(f"This {credential} may not use {group} {what}", data=f"Scope '{group}' required")
+        needed = scope_name(group, mode)
+        holds_other_mode = mode is not None and principal is not None and principal.allows(group)  # type: ignore[attr-defined]
+        which = (" that only read" if mode == READ else " that write") if holds_other_mode else ""
+        denied = cls(f"This {credential} may not use {group} {what}{which}")
+        denied.data, denied.scope = f"Scope '{needed}' required", needed
+        return denied
 
 
 class NotFound(ApplicationError):

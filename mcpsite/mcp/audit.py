@@ -17,6 +17,7 @@ from django.utils import timezone
 from mcpsite.core import metrics
 from mcpsite.core.db import commit_without_flush_wait, insert_rows
 from mcpsite.core.outage import DEPENDENCY_ERRORS, Outage
+from mcpsite.core.scopes import scope_needed
 from mcpsite.models import ToolCall
 
 from .registry import CallContext
@@ -26,9 +27,12 @@ logger = logging.getLogger("mcpsite.mcp")
 calls_logger = logging.getLogger("mcpsite.calls")
 
 
-def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "") -> None:
-    """Record one call of `tool` (or a resource read) of `group` ("" when the name is none of ours) that began at
-    perf_counter() `started`, in the audit log and the metrics. Call it from a worker thread: it may write. Names,
+def audit(
+    ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "", mode: str = ""
+) -> None:
+    """Record one call of `tool` (or a resource read) of `group` ("" when the name is none of ours) in `mode` (READ
+    or WRITE, "" when unknown) that began at perf_counter() `started`, in the audit log and the metrics, with the
+    scope of the credential that allowed it, or that it lacked. Call it from a worker thread: it may write. Names,
     codes and timings only: arguments may hold passwords and are never stored."""
     seconds = time.perf_counter() - started
     label = tool if group else "unknown"  # a name nobody registered must not become a label value
@@ -66,6 +70,7 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
         outcome=outcome,
         error_code=error_code,
         request_id=ctx.request_id,
+        scope=scope_needed(ctx.api_key.scopes, group, mode) if ctx.api_key is not None and group and mode else "",
         **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
     )
     if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
@@ -88,6 +93,7 @@ class AuditRow(NamedTuple):
     outcome: str
     error_code: str
     request_id: str
+    scope: str = ""
     api_key_id: int | None = None
     user_id: int | None = None
     oauth_client_id: int | None = None

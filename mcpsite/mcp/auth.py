@@ -144,8 +144,11 @@ def request_url(scope) -> str:
 
 def bearer_challenge(scope, error, groups: list[str] | None) -> bytes:
     """The `WWW-Authenticate` of a refused MCP request (RFC 6750 §3, RFC 9728 §5.1): where the protected resource
-    metadata is, the scope the endpoint needs, and `invalid_token` when a token was sent but is not good here."""
+    metadata is, the scope needed (the refused call's, else the endpoint's groups), and `invalid_token` when a token
+    was sent but is not good here."""
     parts = []
+    if isinstance(error, ScopeDenied) and error.scope:
+        groups = [error.scope]
     if isinstance(error, ScopeDenied):
         parts.append('error="insufficient_scope"')
     elif bearer_token(dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")):

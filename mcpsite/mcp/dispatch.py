@@ -67,16 +67,24 @@ def call_context(*, transport: str, api_key=None, protocol: str = "") -> CallCon
     return CallContext(transport, new_request_id(), api_key=api_key, owner=owner, protocol=protocol)
 
 
-def visible_groups(ctx: CallContext, groups: Iterable[str] | None) -> list[str]:
-    """The groups an endpoint serves (None: all), narrowed to the key's scopes."""
+def visible_groups(ctx: CallContext, groups: Iterable[str] | None, mode: str | None = None) -> list[str]:
+    """The groups an endpoint serves (None: all), narrowed to those the key's scopes allow in `mode` (None: in any
+    mode)."""
     wanted = list(registry.tool_groups() if groups is None else groups)
     if ctx.api_key is None:
         return wanted
-    return [g for g in wanted if ctx.api_key.allows(g)]
+    return [g for g in wanted if ctx.api_key.allows(g, mode)]
+
+
+def allowed(ctx: CallContext, spec: ToolSpec) -> bool:
+    """Whether the caller's scopes allow `spec` in its mode (its annotations': read or write)."""
+    return ctx.api_key is None or ctx.api_key.allows(spec.group, spec.mode)
 
 
 def list_tools(ctx: CallContext, groups: Iterable[str] | None = None) -> list[ToolSpec]:
-    return [spec for spec in registry.tools(visible_groups(ctx, groups)) if ctx.apps or not spec.app_only]
+    """The tools an endpoint serving `groups` (None: all) lists to the caller: those its scopes let it call."""
+    served = registry.tools(visible_groups(ctx, groups))
+    return [spec for spec in served if (ctx.apps or not spec.app_only) and allowed(ctx, spec)]
 
 
 def served_tool(name: str, groups: Iterable[str] | None) -> ToolSpec | None:
@@ -95,12 +103,13 @@ def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec
 
 
 class _Frame:
-    """What the audited frame learns of a call as it runs: its tool's group once found, and how it ended."""
+    """What the audited frame learns of a call as it runs: its tool's group and mode once found, and how it
+    ended."""
 
-    __slots__ = ("group", "outcome", "error_code")
+    __slots__ = ("group", "mode", "outcome", "error_code")
 
     def __init__(self) -> None:
-        self.group, self.error_code = "", ""
+        self.group, self.mode, self.error_code = "", "", ""
         self.outcome: str = ToolCall.Outcome.OK
 
     def ended(self, outcome: str, error: ApplicationError | None = None) -> None:
@@ -147,7 +156,7 @@ def audited(ctx: CallContext, name: Any):
         span.set_attribute("mcpsite.outcome", frame.outcome)
         span.end()
         otel_context.detach(current)
-        audit(ctx, tool, frame.outcome, frame.error_code, started, group=frame.group)
+        audit(ctx, tool, frame.outcome, frame.error_code, started, group=frame.group, mode=frame.mode)
 
 
 @dataclass(slots=True)
@@ -164,10 +173,11 @@ Stage = Callable[[Call, Callable[[Call], ToolResult]], ToolResult]
 
 
 def authorize(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResult:
-    """The credential's scopes allow the tool's group (403 otherwise, audited as denied)."""
+    """The credential's scopes allow the tool's group in the tool's mode (403 otherwise, naming the scope needed,
+    audited as denied)."""
     api_key = call.ctx.api_key
-    if api_key is not None and not api_key.allows(call.spec.group):
-        raise ScopeDenied.for_group(api_key, call.spec.group)
+    if not allowed(call.ctx, call.spec):
+        raise ScopeDenied.for_group(api_key, call.spec.group, mode=call.spec.mode)
     return call_next(call)
 
 
@@ -216,7 +226,7 @@ def call_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str]
     """Run one tool call through the stages. Raises ApplicationError for errors the transport renders."""
     with audited(ctx, name) as frame:
         spec = _find(name, ctx, groups)
-        frame.group = spec.group
+        frame.group, frame.mode = spec.group, spec.mode
         try:
             result = _through(STAGES, Call(ctx, spec, arguments))
         except RateLimited:
@@ -238,10 +248,33 @@ def account(ctx: CallContext, tool: Any = None) -> None:
     refused = RateLimited(retry_after=api_key_retry_after(api_key))
     if tool is None:
         raise refused
+    refuse_call(ctx, tool, refused)
+
+
+def refuse_call(ctx: CallContext, tool: Any, refusal: ApplicationError) -> None:
+    """Raise `refusal` for a tools/call of `tool` refused at the door, audited as the stages' refusals are."""
     with audited(ctx, tool) as frame:
         spec = registry.get(tool) if isinstance(tool, str) else None
-        frame.group = spec.group if spec is not None else ""
-        raise refused
+        frame.group, frame.mode = (spec.group, spec.mode) if spec is not None else ("", "")
+        raise refusal
+
+
+def authorize_at_door(ctx: CallContext, tool: Any, groups: Iterable[str] | None) -> None:
+    """The `authorize` stage's rule, applied before an MCP request reaches its server, for OAuth tokens: a call of
+    a served tool the token's scopes do not allow, of a group its user could grant, is refused with 403
+    insufficient_scope naming the scope needed, so its client can ask the user for it (MCP step-up). API keys, and
+    tokens whose user could not grant it, are refused by the stage, in the wire's shape."""
+    spec = _beyond_token_scopes(ctx, tool, groups)
+    if spec is not None and ctx.api_key.may_step_up(spec.group):  # type: ignore[union-attr]
+        refuse_call(ctx, tool, ScopeDenied.for_group(ctx.api_key, spec.group, mode=spec.mode))
+
+
+def _beyond_token_scopes(ctx: CallContext, tool: Any, groups: Iterable[str] | None) -> ToolSpec | None:
+    """The served tool an OAuth token's call names, when the token's scopes do not allow it."""
+    if getattr(ctx.api_key, "kind", "api_key") != "oauth" or not isinstance(tool, str):
+        return None
+    spec = served_tool(tool, groups)
+    return spec if spec is not None and not allowed(ctx, spec) else None
 
 
 def _over_rate(api_key) -> bool:
@@ -267,6 +300,14 @@ _call_in_tool_thread = threads.in_worker_thread(call_tool)
 _call_in_upstream_thread = threads.in_worker_thread(call_tool, kind="upstream")
 arecord_refused_call = threads.in_worker_thread(record_refused_call)
 aaccount = threads.in_worker_thread(account)
+_authorize_at_door_in_thread = threads.in_worker_thread(authorize_at_door)
+
+
+async def aauthorize_at_door(ctx: CallContext, tool: Any, groups: Iterable[str] | None) -> None:
+    """`authorize_at_door` from async code, in a worker thread only for a call it may refuse (it reads the user's
+    permissions and audits)."""
+    if _beyond_token_scopes(ctx, tool, groups) is not None:
+        await _authorize_at_door_in_thread(ctx, tool, groups)
 
 
 async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:

@@ -1,8 +1,8 @@
 """Server handlers for MCP beyond tools: resources (+ templates, subscribe, listen), prompts and completion.
 
-Built from the resource and prompt registries (`<app>/resources.py`, `<app>/prompts.py`), scoped exactly like
-tools: an endpoint's groups narrowed to the API key's scopes. Lists are paginated with an opaque cursor. Domain
-functions run in worker threads, as tools do.
+Built from the resource and prompt registries (`<app>/resources.py`, `<app>/prompts.py`), scoped like read-only
+tools: an endpoint's groups narrowed to those the API key's scopes let it read. Lists are paginated with an opaque
+cursor. Domain functions run in worker threads, as tools do.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpsite.core import metrics
 from mcpsite.core.errors import ApplicationError, InvalidParams, ResourceNotFound, ScopeDenied
+from mcpsite.core.scopes import READ
 
 from . import calls, content, dispatch, prompts, resources, shutdown, subscriptions, threads, ui
 from .completion import completion_run
@@ -56,15 +57,16 @@ def page(items: Sequence, cursor: str | None) -> tuple[list, str | None]:
 
 
 def _visible(call_ctx: CallContext, groups: list[str] | None) -> list[str]:
-    return dispatch.visible_groups(call_ctx, groups)
+    """The groups whose resources and prompts the caller may use: those its scopes let it read."""
+    return dispatch.visible_groups(call_ctx, groups, READ)
 
 
 def _check_group(group: str, call_ctx: CallContext, groups: list[str] | None, not_found: ApplicationError) -> None:
     """Outside the endpoint's groups a name does not exist; outside the key's scopes it is refused (as tools are)."""
     if groups is not None and group not in groups:
         raise not_found
-    if call_ctx.api_key is not None and not call_ctx.api_key.allows(group):
-        raise ScopeDenied.for_group(call_ctx.api_key, group, "resources")
+    if call_ctx.api_key is not None and not call_ctx.api_key.allows(group, READ):
+        raise ScopeDenied.for_group(call_ctx.api_key, group, "resources", mode=READ)
 
 
 def _resource_entries(call_ctx: CallContext, groups: list[str]) -> list[types.Resource]:
@@ -109,7 +111,7 @@ def _read(
     return (a balance sheet, a seat map), so staff see who read what, when, and how it ended."""
     found = resources.find(uri)
     with dispatch.audited(call_ctx, f"resources/read {found[0].name}" if found else "resources/read") as frame:
-        frame.group = found[0].group if found else ""
+        frame.group, frame.mode = (found[0].group, READ) if found else ("", "")
         spec, variables = _find_resource(uri, call_ctx, groups)
         if isinstance(spec, resources.TemplateSpec):
             return spec, spec.read(variables, call_ctx)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from jsonschema import Draft202012Validator
 
-from mcpsite.core.scopes import module_tool_group, tool_group_validate, tool_groups
+from mcpsite.core.scopes import module_tool_group, tool_group_validate, tool_groups, tool_mode
 
 from .content import Content
 from .interaction import NO_INTERACTION, Interaction
@@ -100,6 +100,11 @@ class ToolSpec:
     # The largest request this tool can legitimately receive, in bytes, where it exceeds MCP_MAX_BODY_BYTES: every
     # endpoint serving the tool accepts bodies (and WebSocket frames) this large (mcpsite.guard.body_limit).
     max_request_bytes: Callable[[], int] | None = None
+
+    @property
+    def mode(self) -> str:
+        """READ or WRITE, as its annotations say (`mcpsite.core.scopes.tool_mode`): the scope a call needs."""
+        return tool_mode(self.annotations)
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:

@@ -105,13 +105,20 @@ async def _pump_out(source, sink, pending: _Pending) -> None:
 
 
 def serve_stdio(
-    *, groups: list[str] | None, owner=None, stdin: TextIO | None = None, stdout: TextIO | None = None
+    *,
+    groups: list[str] | None,
+    owner=None,
+    api_key=None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
 ) -> None:
     """Serve MCP on stdin/stdout (or the text files given) until the input ends. stdio is trusted like any local
-    process."""
+    process; given an `api_key`, it serves only what the key's scopes allow, as the key's owner."""
+    owner = api_key.owner if api_key is not None else owner
 
     def context_for(_ctx):
-        return CallContext(transport="stdio", request_id=dispatch.new_request_id(), owner=owner), groups
+        ctx = CallContext(transport="stdio", request_id=dispatch.new_request_id(), api_key=api_key, owner=owner)
+        return ctx, groups
 
     server = build_server(context_for, subscriptions=True, info=server_info(groups))
 

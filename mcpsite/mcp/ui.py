@@ -38,6 +38,7 @@ from mcp.server.request_state import AESGCMRequestStateCodec, InvalidRequestStat
 from mcpsite.core import metrics
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams
 from mcpsite.core.jsonutil import dumps, to_jsonable
+from mcpsite.core.scopes import READ
 
 from . import calls, dispatch, registry, requeststate, resources
 from .arguments import validate_arguments
@@ -147,7 +148,7 @@ class AppsAdvertised:
         capabilities = dict(result.get("capabilities") or {})
         extensions = dict(capabilities.get("extensions") or {})
         call_ctx, groups = self.request_context(ctx)
-        if served_in(dispatch.visible_groups(call_ctx, groups)):
+        if served_in(dispatch.visible_groups(call_ctx, groups, READ)):  # views are read
             extensions[EXTENSION_ID] = {}
         else:
             extensions.pop(EXTENSION_ID, None)

@@ -10,14 +10,31 @@ from mcpsite.mcp.auth import api_key_authenticate
 from mcpsite.models import ApiKey, ToolCall
 
 
-def create_key(page, live_server):
+def create_key(page, live_server, scopes=("reminders:read", "reminders:write")):
     """Adds a key through the admin's form; returns the raw key the created page shows."""
     page.goto(f"{live_server.url}/admin/mcpsite/apikey/add/")
     page.fill("#id_name", "voice client")
     page.select_option("#id_owner", label="staff")
-    page.check("input[name=scopes][value=reminders]")
+    for scope in scopes:
+        page.check(f"input[name=scopes][value='{scope}']")
     page.click("input[name=_save]")
     return page.input_value("#new-api-key")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_staff_give_a_key_a_groups_read_without_its_write(admin_login, live_server):
+    """One box per group and mode, under the group's name; the change form shows what the key holds."""
+    page = admin_login()
+    page.goto(f"{live_server.url}/admin/mcpsite/apikey/add/")
+    assert "読み取り" in page.locator(".field-scopes").inner_text()
+    raw = create_key(page, live_server, scopes=("ledger:read",))
+    key = api_key_authenticate(raw_key=raw)
+    assert key.scopes == ["ledger:read"] and key.allows("ledger", "read") and not key.allows("ledger", "write")
+    ApiKey.objects.filter(pk=key.pk).update(scopes=["cinema", "ledger:read"])
+    page.goto(f"{live_server.url}/admin/mcpsite/apikey/{key.pk}/change/")
+    checked = page.eval_on_selector_all("input[name=scopes]:checked", "els => els.map(e => e.value)")
+    assert checked == ["cinema:read", "cinema:write", "ledger:read"]
+    page.screenshot(path="/tmp/mcpsite-admin-key-scopes.png", full_page=True)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -420,3 +420,25 @@ def test_an_app_contributes_a_block_through_its_appconfig(db, admin_client, monk
         "dash-tool-calls",
     ]  # fmt: skip
     assert '<a href="/admin/geo/pointlookup/">1</a>' in html
+
+
+def test_refusals_are_shown_by_the_scope_needed_and_link_to_them(db, admin_client):
+    now = timezone.now()
+
+    def refused(tool: str, scope: str, n: int, **fields) -> None:
+        for i in range(n):
+            ToolCall.objects.create(
+                tool=tool, transport="http", outcome="denied", scope=scope, request_id=f"{tool}{i}", **fields
+            )
+
+    refused("reserve_seats", "cinema:write", 2)
+    refused("list_accounts", "ledger:read", 1)
+    refused("list_accounts", "ledger:read", 1, created_at=now - datetime.timedelta(days=2))  # outside the window
+    ToolCall.objects.create(tool="get_movie_list", transport="http", outcome="ok", scope="cinema", request_id="ok")
+    html = dashboard_html(admin_client)
+    table = re.search(r'<table class="dash-calls" id="dash-refusals-by-scope">.*?</table>', html, re.S).group(0)
+    assert re.findall(r"<td>([^<]+)</td>", table) == ["cinema:write", "ledger:read"]
+    links = dashboard_links(table)
+    assert [rows for _href, rows in links] == [2, 1]
+    for href, rows in links:
+        assert admin_client.get(href).context["cl"].result_count == rows

@@ -346,7 +346,7 @@ def form_flows(page, base: str) -> dict[str, list]:
     page.goto(base + "/admin/mcpsite/apikey/add/")
     page.fill("#id_name", "i18n")
     page.select_option("#id_owner", label="staff")
-    page.check("input[name=scopes][value=cinema]")
+    page.check("input[name=scopes][value='cinema:read']")
     page.click("input[name=_save]")
     page.wait_for_selector("#new-api-key")
     found["API key created"] = page.evaluate(EXTRACT_JS)

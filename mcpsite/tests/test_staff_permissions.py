@@ -200,6 +200,11 @@ def test_staff_who_may_delete_accounts_delete_only_those_without_history(client,
 # --- item 10: a staff member's key is theirs, with no scope they could not use ---------------------------------
 
 
+def both(*groups: str) -> list[str]:
+    """The form's boxes for read and write of each group."""
+    return [f"{group}:{mode}" for group in groups for mode in ("read", "write")]
+
+
 def add_key(client, **data):
     return client.post("/admin/mcpsite/apikey/add/", {"name": "mine", "rate": "100/m", "is_active": "on", **data})
 
@@ -207,14 +212,14 @@ def add_key(client, **data):
 def test_staff_cannot_make_a_key_for_someone_else(client, staff, admin_user):
     clerk = staff("mcpsite.add_apikey", "mcpsite.view_apikey", *scope_permissions()["ledger"])
     client.force_login(clerk)
-    response = add_key(client, owner=admin_user.pk, scopes=["ledger"])
+    response = add_key(client, owner=admin_user.pk, scopes=both("ledger"))
     assert response.status_code == 302 and client.get(response.url).context["raw_key"]  # its one showing
     assert ApiKey.objects.get().owner == clerk  # the posted owner is ignored
 
 
 def test_staff_cannot_give_a_scope_they_could_not_use(client, staff):
     client.force_login(staff("mcpsite.add_apikey", "mcpsite.view_apikey", *scope_permissions()["ledger"]))
-    response = add_key(client, scopes=["ledger", "cinema"])
+    response = add_key(client, scopes=both("ledger", "cinema"))
     errors = response.context["adminform"].form.errors
     assert "利用範囲 cinema は付与できません" in errors["scopes"][0]
     assert not ApiKey.objects.exists()
@@ -223,7 +228,7 @@ def test_staff_cannot_give_a_scope_they_could_not_use(client, staff):
 def test_add_apikey_alone_gives_no_scope(client, staff, admin_user):
     client.force_login(staff("mcpsite.add_apikey"))
     for scope in scope_permissions():
-        response = add_key(client, owner=admin_user.pk, scopes=[scope])
+        response = add_key(client, owner=admin_user.pk, scopes=both(scope))
         assert response.status_code == 200 and response.context["adminform"].form.errors["scopes"]
     assert not ApiKey.objects.exists()
 
@@ -234,17 +239,17 @@ def test_staff_cannot_widen_or_move_an_existing_key(client, staff, admin_user):
     client.force_login(clerk)
     url = f"/admin/mcpsite/apikey/{key.pk}/change/"
     data = {"name": "admin's", "rate": "100/m", "is_active": "on", "owner": clerk.pk}
-    response = client.post(url, {**data, "scopes": ["geo", "ledger", "merchant"]})
+    response = client.post(url, {**data, "scopes": both("geo", "ledger", "merchant")})
     assert "merchant" in response.context["adminform"].form.errors["scopes"][0]
     # Removing a scope it could not give, keeping one it could: allowed; the owner stays.
-    assert client.post(url, {**data, "scopes": ["geo"]}).status_code == 302
+    assert client.post(url, {**data, "scopes": both("geo")}).status_code == 302
     key.refresh_from_db()
     assert key.scopes == ["geo"] and key.owner == admin_user
 
 
 def test_superuser_may_choose_any_owner_and_scope(admin_client, django_user_model):
     other = django_user_model.objects.create_user(username="agent-user")
-    response = add_key(admin_client, owner=other.pk, scopes=list(scope_permissions()))
+    response = add_key(admin_client, owner=other.pk, scopes=both(*scope_permissions()))
     assert response.status_code == 302
     key = ApiKey.objects.get()
     assert key.owner == other and sorted(key.scopes) == sorted(scope_permissions())

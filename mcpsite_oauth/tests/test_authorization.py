@@ -166,7 +166,7 @@ def test_scopes_beyond_the_users_groups_are_left_out_or_refused(signed_in, app_c
     assert back["error"] == ["invalid_scope"] and back["state"] == ["s1"]
     # Some: the page offers those and names the rest as left out.
     page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema ledger"))
-    assert [g for g, _ in page.context["groups"]] == ["cinema"]
+    assert [g for g, _description, _modes in page.context["groups"]] == ["cinema"]
     assert [g for g, _ in page.context["refused_groups"]] == ["ledger"]
     assert page.context["form"].initial["scope"] == "cinema"
     # A forged POST for ledger is refused, whether or not the hidden scope field was changed too.
@@ -523,8 +523,8 @@ def test_a_user_sees_and_revokes_their_connected_clients(signed_in, app_client_i
     taro.force_login(other)
     tokens_for(taro, app_client_id)
     page = signed_in.get("/oauth/connections/")
-    assert [c.client_id for c in page.context["connections"]] == [app_client_id]
-    client_pk = page.context["connections"][0].pk
+    assert [c.client_id for c, _held in page.context["connections"]] == [app_client_id]
+    client_pk = page.context["connections"][0][0].pk
     assert signed_in.post("/oauth/connections/", {"client": client_pk}).status_code == 302
     assert list(live_tokens().values_list("user__username", flat=True)) == ["taro"]  # only hanako's went
     again = refresh(signed_in, app_client_id, issued["refresh_token"])
@@ -535,3 +535,51 @@ def test_a_user_sees_and_revokes_their_connected_clients(signed_in, app_client_i
 def test_the_connections_page_needs_a_sign_in(client):
     response = client.get("/oauth/connections/")
     assert response.status_code == 302 and response["Location"].startswith("/oauth/login/")
+
+
+# --- least privilege: the person grants read without write ---------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_person_may_grant_a_groups_read_without_its_write(signed_in, app_client_id):
+    verifier, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema"))
+    (row,) = page.context["groups"]
+    assert [scope for scope, _label in row[2]] == ["cinema:read", "cinema:write"]
+    assert 'value="cinema:read" checked' in page.content.decode() and "参照" in page.content.decode()
+    query = redirect_query(consent(signed_in, app_client_id, challenge, groups=("cinema:read",)))
+    issued = exchange(signed_in, app_client_id, query["code"], verifier)
+    assert issued.status_code == 200 and issued.json()["scope"] == "cinema:read"
+    # Both boxes: the bare group, as before scopes had modes.
+    verifier, challenge = pkce()
+    both = redirect_query(consent(signed_in, app_client_id, challenge, groups=("cinema:read", "cinema:write")))
+    assert exchange(signed_in, app_client_id, both["code"], verifier).json()["scope"] == "cinema"
+
+
+@pytest.mark.django_db
+def test_consent_offers_only_the_modes_asked_for_and_grants_no_more(signed_in, app_client_id):
+    _verifier, challenge = pkce()
+    page = signed_in.get("/oauth/authorize/", authorize_params(app_client_id, challenge, scope="cinema:read"))
+    assert [scope for scope, _label in page.context["groups"][0][2]] == ["cinema:read"]
+    widened = consent(signed_in, app_client_id, challenge, groups=("cinema:write",), scope="cinema:read")
+    assert redirect_query(widened)["error"] == "invalid_scope"
+    unknown = consent(signed_in, app_client_id, challenge, groups=("cinema:admin",), scope="cinema")
+    assert redirect_query(unknown)["error"] == "invalid_scope"
+    assert not live_tokens().exists()
+
+
+@pytest.mark.django_db
+def test_the_connections_page_shows_what_each_client_holds(signed_in, app_client_id):
+    verifier, challenge = pkce()
+    query = redirect_query(consent(signed_in, app_client_id, challenge, groups=("cinema:read",)))
+    assert exchange(signed_in, app_client_id, query["code"], verifier).status_code == 200
+    page = signed_in.get("/oauth/connections/")
+    ((_client, held),) = page.context["connections"]
+    assert held == ["映画館：作品、上映スケジュール、座席、予約（読み取りのみ）"]
+    assert "読み取りのみ" in page.content.decode()
+
+
+def test_the_protected_resource_metadata_lists_every_scope(client):
+    scopes = client.get("/.well-known/oauth-protected-resource/mcp").json()["scopes_supported"]
+    assert scopes[:3] == ["cinema", "cinema:read", "cinema:write"] and "reminders:write" in scopes
+    assert len(scopes) == 15

@@ -75,12 +75,23 @@ async def catch_callback(page, callback: str, seen: dict) -> None:
     await page.route(f"{callback}?*", on_callback)
 
 
-async def sign_in_and_use_tools(base: str, *, allow: bool = True):
-    """The whole flow as a remote client does it, from the URL alone. Returns what the test checks."""
+async def use_tools(session, seen: dict) -> None:
+    """What the first test's client does once signed in."""
+    seen["tools"] = [tool.name for tool in (await session.list_tools()).tools]
+    seen["echo"] = await session.call_tool("test_echo", {"text": "映画"})
+    seen["event"] = await session.call_tool(
+        "calendar.create", {"title": "歯医者", "start": "2030-01-10T10:00:00+09:00", "duration_min": 30}
+    )
+    seen["ledger"] = await session.call_tool("list_accounts", {})
+
+
+async def sign_in_and_use_tools(base: str, *, allow: bool = True, read_only_first: bool = False, use=use_tools):
+    """The whole flow as a remote client does it, from the URL alone. Returns what the test checks.
+    `read_only_first`: at the first consent the person unticks every Write box (a later one allows all)."""
     from playwright.async_api import async_playwright
 
     callback = f"http://127.0.0.1:{free_port()}/callback"
-    seen: dict = {}
+    seen: dict = {"authorization_urls": []}
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS)
         page = await browser.new_page(locale="ja-JP")
@@ -88,18 +99,24 @@ async def sign_in_and_use_tools(base: str, *, allow: bool = True):
         await catch_callback(page, callback, seen)
 
         async def redirect_handler(authorization_url: str) -> None:
+            first = not seen["authorization_urls"]
+            seen["authorization_urls"].append(authorization_url)
             seen["authorization_url"] = authorization_url
             await page.goto(authorization_url)
-            seen["login_title"] = await page.title()
-            seen["login_text"] = await page.inner_text("#content")
-            await page.fill("#id_username", "hanako")
-            await page.fill("#id_password", PASSWORD)
-            await page.click("input[type=submit]")
+            if first:  # later rounds find the person signed in
+                seen["login_title"] = await page.title()
+                seen["login_text"] = await page.inner_text("#content")
+                await page.fill("#id_username", "hanako")
+                await page.fill("#id_password", PASSWORD)
+                await page.click("input[type=submit]")
             await page.wait_for_selector("#consent-form")
             seen["consent_text"] = await page.inner_text("#content-main")
             seen["consent_groups"] = await page.eval_on_selector_all(
                 "input[name=groups]", "els => els.map(e => e.value)"
             )
+            if first and read_only_first:
+                for box in await page.query_selector_all("input[name=groups][value$=':write']"):
+                    await box.uncheck()
             await page.click("input[name=allow]" if allow else "input[name=deny]")
             await page.wait_for_url(f"{callback}?*")
 
@@ -127,12 +144,7 @@ async def sign_in_and_use_tools(base: str, *, allow: bool = True):
             async with streamable_http_client(f"{base}/mcp", http_client=http) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
-                    seen["tools"] = [tool.name for tool in (await session.list_tools()).tools]
-                    seen["echo"] = await session.call_tool("test_echo", {"text": "映画"})
-                    seen["event"] = await session.call_tool(
-                        "calendar.create", {"title": "歯医者", "start": "2030-01-10T10:00:00+09:00", "duration_min": 30}
-                    )
-                    seen["ledger"] = await session.call_tool("list_accounts", {})
+                    await use(session, seen)
         await browser.close()
     seen["storage"] = storage
     return seen
@@ -147,8 +159,9 @@ def test_official_client_signs_in_through_the_browser_and_calls_tools(site):
     assert "ユーザー名" in seen["login_text"]
     assert "テスト エージェント" in seen["consent_text"] and "127.0.0.1" in seen["consent_text"]
     assert "許可" in seen["consent_text"] or seen["consent_groups"]
-    # Everything was requested; hanako may use cinema and reminders only, the rest is shown as left out.
-    assert seen["consent_groups"] == ["cinema", "reminders"]
+    # Everything was requested; hanako may use cinema and reminders only (a box for each mode), the rest is shown as
+    # left out.
+    assert seen["consent_groups"] == ["cinema:read", "cinema:write", "reminders:read", "reminders:write"]
     assert "利用できない" in seen["consent_text"]
     authorization = parse_qs(urlsplit(seen["authorization_url"]).query)
     assert authorization["code_challenge_method"] == ["S256"]
@@ -213,7 +226,8 @@ def test_metadata_documents_lead_a_client_from_the_url_alone(site):
     resource = httpx2.get(f"{base}/.well-known/oauth-protected-resource/mcp").json()
     assert resource["resource"] == f"{base}/mcp"
     assert resource["authorization_servers"] == [base]
-    assert resource["scopes_supported"] == ["cinema", "ledger", "geo", "merchant", "reminders"]
+    groups = ["cinema", "ledger", "geo", "merchant", "reminders"]
+    assert resource["scopes_supported"] == [scope for g in groups for scope in (g, f"{g}:read", f"{g}:write")]
     assert httpx2.get(f"{base}/.well-known/oauth-protected-resource").json()["resource"] == base
 
     server = httpx2.get(f"{base}/.well-known/oauth-authorization-server").json()
@@ -343,3 +357,32 @@ def test_a_user_with_no_usable_group_is_told_why_and_the_client_gets_invalid_sco
     assert says in seen["page_text"]
     query = parse_qs(urlsplit(seen["callback"]).query)
     assert query["error"] == ["invalid_scope"] and query["state"] == ["st-1"]
+
+
+async def read_then_write(session, seen: dict) -> None:
+    """A client granted read only: it lists and reads, then calls a writing tool, which needs the step-up."""
+    seen["tools"] = [tool.name for tool in (await session.list_tools()).tools]
+    seen["movies"] = await session.call_tool("get_movie_list", {})
+    seen["echo"] = await session.call_tool("test_echo", {"text": "書き込み"})
+    seen["tools_after"] = [tool.name for tool in (await session.list_tools()).tools]
+
+
+def test_official_client_steps_up_from_read_to_write(site):
+    """The person grants read only; the client's writing call is refused with insufficient_scope naming
+    cinema:write, so the official client asks again (keeping what it holds), the person allows writing, and the
+    call goes through: least privilege first, more only when asked for, with the person's consent."""
+    base = site.urls[0]
+    seen = anyio.run(lambda: sign_in_and_use_tools(base, read_only_first=True, use=read_then_write))
+    assert "get_movie_list" in seen["tools"] and "test_echo" not in seen["tools"]
+    assert not seen["movies"].is_error
+    first, second = seen["authorization_urls"]
+    assert "cinema:write" in parse_qs(urlsplit(second).query)["scope"][0].split()
+    assert seen["echo"].structured_content == {"echo": "書き込み", "transport": "http"}
+    assert "test_echo" in seen["tools_after"]
+    assert sorted(seen["storage"].tokens.scope.split()) == ["cinema", "reminders"]
+    audit = site.shell(
+        "from mcpsite.models import ToolCall; "
+        "print(sorted({(c.tool, c.outcome, c.scope) for c in ToolCall.objects.filter(tool='test_echo', "
+        "oauth_client__name='テスト エージェント')}))",
+    )
+    assert "('test_echo', 'denied', 'cinema:write')" in audit and "('test_echo', 'ok', 'cinema')" in audit

@@ -10,7 +10,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
-        parser.add_argument("--scopes", default="all", help="Comma-separated tool groups, or 'all'.")
+        parser.add_argument(
+            "--scopes",
+            default="all",
+            help="Comma-separated scopes: a tool group (read and write), <group>:read or <group>:write; or 'all'.",
+        )
         parser.add_argument("--owner", default="demo", help="Username owning the key (created if missing).")
         parser.add_argument("--rate", help="Requests per period, e.g. 100/m (default MCP_DEFAULT_RATE).")
         parser.add_argument("--quiet", action="store_true", help="Print only the key.")
