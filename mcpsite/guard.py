@@ -101,22 +101,10 @@ class RequestGuard:
                 message = jsonrpc.parse_kept(body)
                 scope = {**scope, jsonrpc.SCOPE_JSON: message}
             if kind in (MCP, REST) and principal is not None:
-                ctx = dispatch.call_context(transport="http" if kind == MCP else "rest", api_key=principal)
-                tool = _called_tool(message, kind)
-                await _available(dispatch.aaccount(ctx, tool))
-                if kind == MCP:
-                    await _available(dispatch.aauthorize_at_door(ctx, tool, groups))
+                await _counted(kind, groups, principal, message)
         except (_Refused, ApplicationError) as exc:
             error = exc.error if isinstance(exc, _Refused) else exc
-            challenged = kind == MCP and error.kind.name in _CHALLENGED
-            challenge = bearer_challenge(scope, error, groups) if challenged else None
-            shape: Shape = "rest" if kind == REST else "jsonrpc"
-            request_id = _request_id(message) if kind in (MCP, RPC) else None
-            # The rest of an unread body would be taken for the next request on this connection.
-            close = [(b"connection", b"close")] if body == b"" else []
-            await send_refusal(
-                send, error, shape, request_id=request_id, challenge=challenge, extra=[*close, *SECURITY_HEADERS]
-            )
+            await _refuse(scope, send, error, kind, groups, message, body_read=body != b"")
             return
         scope = {**scope, SCOPE_PRINCIPAL: principal, SCOPE_GROUPS: groups}
         receive = replay(body, receive)
@@ -144,6 +132,31 @@ class RequestGuard:
 
 
 _CHALLENGED = frozenset({"UNAUTHORIZED", "SCOPE_DENIED"})
+
+
+async def _counted(kind: str, groups: list[str] | None, principal, message: Any) -> None:
+    """The accounting stage for an MCP or REST request, then, on MCP, the door's scope check of the tool it calls
+    (an OAuth client is challenged for the scope it lacks)."""
+    ctx = dispatch.call_context(transport="http" if kind == MCP else "rest", api_key=principal)
+    tool = _called_tool(message, kind)
+    await _available(dispatch.aaccount(ctx, tool))
+    if kind == MCP:
+        await _available(dispatch.aauthorize_at_door(ctx, tool, groups))
+
+
+async def _refuse(
+    scope, send, error: ApplicationError, kind: str, groups: list[str] | None, message: Any, *, body_read: bool
+) -> None:
+    """`error` in the endpoint's shape, with the bearer challenge where MCP's auth asks for one."""
+    challenged = kind == MCP and error.kind.name in _CHALLENGED
+    challenge = bearer_challenge(scope, error, groups) if challenged else None
+    shape: Shape = "rest" if kind == REST else "jsonrpc"
+    request_id = _request_id(message) if kind in (MCP, RPC) else None
+    # The rest of an unread body would be taken for the next request on this connection.
+    close = [] if body_read else [(b"connection", b"close")]
+    await send_refusal(
+        send, error, shape, request_id=request_id, challenge=challenge, extra=[*close, *SECURITY_HEADERS]
+    )
 
 
 async def _principal(scope, groups: list[str] | None):

@@ -163,9 +163,6 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             return result
         return types.CallToolResult.model_validate(idempotency.marked_meta(call_ctx, result))
 
-    def principal(ctx) -> str | None:
-        return requeststate.principal_of(request_context(ctx)[0])
-
     async def state_refused(ctx) -> None:
         call_ctx, _groups = request_context(ctx)
         name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
@@ -187,10 +184,12 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             # Resources, prompts and completion (features.py).
             **features.build_handlers(request_context, subscriptions_enabled=subscriptions),
         )
-    # Seals and checks the requestState of multi round-trip calls (requeststate.py).
-    server.middleware.append(requeststate.CheckedRequestStates(principal, state_refused))
-    # MCP Apps: advertised in initialize and server/discover where the endpoint serves a view to this caller.
-    server.middleware.append(ui.AppsAdvertised(request_context))
-    # SEP-3182 (a draft): `tools.idempotency` in initialize and server/discover.
-    server.middleware.append(idempotency.advertised)
+    server.middleware += [
+        # Seals and checks the requestState of multi round-trip calls, bound to the caller (requeststate.py).
+        requeststate.CheckedRequestStates(
+            lambda ctx: requeststate.principal_of(request_context(ctx)[0]), state_refused
+        ),
+        ui.AppsAdvertised(request_context),  # MCP Apps, named in initialize where a view is served to this caller
+        idempotency.advertised,  # SEP-3182 (a draft): `tools.idempotency` in initialize and server/discover
+    ]
     return server
