@@ -104,6 +104,9 @@ class ToolCall(models.Model):
     duration_ms = models.PositiveIntegerField(_("duration (ms)"), default=0)
     outcome = models.CharField(_("outcome"), max_length=20, choices=Outcome.choices, db_index=True)
     error_code = models.CharField(_("error code"), max_length=40, blank=True)
+    # What the caller was told went wrong (the error's detail, never an argument's value: mcp/arguments.py), cut
+    # to its length; a database default, so a writer that does not know it still inserts.
+    error_message = models.CharField(_("error message"), max_length=500, blank=True, db_default="")
     request_id = models.CharField(_("request ID"), max_length=64, db_index=True)
 
     class Meta:

@@ -26,7 +26,16 @@ logger = logging.getLogger("mcpsite.mcp")
 calls_logger = logging.getLogger("mcpsite.calls")
 
 
-def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "") -> None:
+def audit(
+    ctx: CallContext,
+    tool: str,
+    outcome: str,
+    error_code: str,
+    started: float,
+    *,
+    group: str = "",
+    error_message: str = "",
+) -> None:
     """Record one call of `tool` (or a resource read) of `group` ("" when the name is none of ours) that began at
     perf_counter() `started`, in the audit log and the metrics. Call it from a worker thread: it may write. Names,
     codes and timings only: arguments may hold passwords and are never stored."""
@@ -66,6 +75,7 @@ def audit(ctx: CallContext, tool: str, outcome: str, error_code: str, started: f
         outcome=outcome,
         error_code=error_code,
         request_id=ctx.request_id,
+        error_message=error_message[: ToolCall._meta.get_field("error_message").max_length],
         **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
     )
     if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
@@ -88,6 +98,7 @@ class AuditRow(NamedTuple):
     outcome: str
     error_code: str
     request_id: str
+    error_message: str = ""
     api_key_id: int | None = None
     user_id: int | None = None
     oauth_client_id: int | None = None

@@ -96,14 +96,15 @@ def _find(name: Any, ctx: CallContext, groups: Iterable[str] | None) -> ToolSpec
 class _Frame:
     """What the audited frame learns of a call as it runs: its tool's group once found, and how it ended."""
 
-    __slots__ = ("group", "outcome", "error_code")
+    __slots__ = ("group", "outcome", "error_code", "error_message")
 
     def __init__(self) -> None:
-        self.group, self.error_code = "", ""
+        self.group, self.error_code, self.error_message = "", "", ""
         self.outcome: str = ToolCall.Outcome.OK
 
     def ended(self, outcome: str, error: ApplicationError | None = None) -> None:
         self.outcome, self.error_code = outcome, str(jsonrpc_code(error)) if error is not None else ""
+        self.error_message = str(error.detail) if error is not None else ""
 
 
 @contextlib.contextmanager
@@ -146,7 +147,7 @@ def audited(ctx: CallContext, name: Any):
         span.set_attribute("mcpsite.outcome", frame.outcome)
         span.end()
         otel_context.detach(current)
-        audit(ctx, tool, frame.outcome, frame.error_code, started, group=frame.group)
+        audit(ctx, tool, frame.outcome, frame.error_code, started, group=frame.group, error_message=frame.error_message)
 
 
 @dataclass(slots=True)

@@ -62,3 +62,20 @@ def test_an_invalid_form_creates_no_key(admin_client, admin_user):
     response = admin_client.post("/admin/mcpsite/apikey/add/", {"name": "", "owner": admin_user.pk, "rate": "100/m"})
     assert response.status_code == 200 and response.context["adminform"].form.errors
     assert not ApiKey.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_tool_calls_page_shows_its_error_message_in_the_staff_language(admin_client):
+    from mcpsite.models import ToolCall
+
+    call = ToolCall.objects.create(
+        tool="reserve_seats",
+        transport="rpc",
+        outcome="error",
+        error_code="409",
+        error_message="Seat A3 is already reserved",
+        request_id="req-1",
+    )
+    page = admin_client.get(f"/admin/mcpsite/toolcall/{call.pk}/change/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "エラーメッセージ" in page and "Seat A3 is already reserved" in page
+
