@@ -21,6 +21,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext, ngettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.admin_dates import date_range, opens_at_today
 from mcpsite.admin_export import CsvExportMixin
 from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST
 from mcpsite.admin_pages import model_page
@@ -189,7 +190,8 @@ class ScheduleForm(forms.ModelForm):
 class ScheduleAdmin(StaffModelAdmin):
     form = ScheduleForm
     list_display = ["public_id", "date", "start_time", "end_time", "film", "theater", "sold"]
-    list_filter = ["date", "theater", "movie"]
+    # Opens on today's and the coming shows (the oldest are years back); the date hierarchy reaches the past.
+    list_filter = [opens_at_today("date", _("show day")), date_range("date"), "theater", "movie"]
     date_hierarchy = "date"
     change_list_template = BOUNDED_DATES_CHANGE_LIST  # no DISTINCT over every show's date
     search_fields = ["public_id", "movie__title"]
@@ -285,7 +287,7 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
         "cancel_source",
         "cancelled_by",
     ]
-    list_filter = ["status", "schedule__date", "cancel_source", "schedule__theater"]
+    list_filter = ["status", "schedule__date", date_range("reserved_at"), "cancel_source", "schedule__theater"]
     search_fields = ["public_id", "customer_name"]
     date_hierarchy = "reserved_at"
     change_list_template = BOUNDED_DATES_CHANGE_LIST  # no DISTINCT over every reservation's date

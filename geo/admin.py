@@ -115,10 +115,10 @@ class PointLookupAdmin(StaffModelAdmin):
 
     @admin.display(description=_("outcome"))
     def outcome_badge(self, obj):
-        colour = {"OK": "#2e7d32", "PENDING": "#666"}.get(obj.outcome, "#c62828")
+        tone = {"OK": "ok", "PENDING": "quiet"}.get(obj.outcome, "bad")
         # OK and the upstream's error codes are codes; "not resolved yet" is words.
         label = gettext("not resolved yet") if obj.outcome == "PENDING" else obj.outcome
-        return format_html('<strong style="color:{}">{}</strong>', colour, label)
+        return format_html('<strong class="tone-{}">{}</strong>', tone, label)
 
     @admin.display(description=_("error"))
     def error_text(self, obj):

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.admin_dates import date_range
 from mcpsite.admin_export import CsvExportMixin, csv_response, xlsx_response
 from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST, CappedCountPaginator
 from mcpsite.admin_pages import model_page
@@ -277,7 +278,7 @@ class AccountFilter(admin.SimpleListFilter):
 @admin.register(JournalEntry)
 class JournalEntryAdmin(CsvExportMixin, StaffModelAdmin):
     list_display = ["date", "description", "amount", "created_by", "reversal_of", "is_reversed"]
-    list_filter = ["date", AccountTypeFilter, AccountFilter]
+    list_filter = ["date", date_range("date"), AccountTypeFilter, AccountFilter]
     search_fields = ["description", "=id"]
     date_hierarchy = "date"
     # At a million lines (bench/bench_staff_pages.py): the date hierarchy from the first and last date, not a

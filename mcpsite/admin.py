@@ -15,6 +15,7 @@ from django_tasks_db.admin import DBTaskResultAdmin
 from django_tasks_db.models import DBTaskResult
 
 from . import services
+from .admin_dates import date_range
 from .admin_lists import BOUNDED_DATES_CHANGE_LIST, CappedCountPaginator, indexed_values_filter
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
@@ -149,6 +150,7 @@ class ToolCallAdmin(StaffModelAdmin):
         indexed_values_filter(ToolCall, "transport"),
         indexed_values_filter(ToolCall, "tool"),
         "created_at",
+        date_range("created_at"),
     ]
     search_fields = ["tool", "request_id", "api_key__name"]
     date_hierarchy = "created_at"

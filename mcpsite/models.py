@@ -110,17 +110,21 @@ class ToolCall(models.Model):
     # The credential's scope that allowed the call (`ledger`, `ledger:read`), or the one it lacked when refused.
     # A database default too: the previous release, still serving during an upgrade, inserts rows without it.
     scope = models.CharField(_("scope"), max_length=60, blank=True, db_default="")
+    # What the caller was told went wrong (the error's detail, never an argument's value: mcp/arguments.py), cut
+    # to its length; a database default, so a writer that does not know it still inserts.
+    error_message = models.CharField(_("error message"), max_length=500, blank=True, db_default="")
     request_id = models.CharField(_("request ID"), max_length=64, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name = _("tool call")
         verbose_name_plural = _("tool calls")
-        # The dashboard's p95 per tool and per key (mcpsite/selectors.py): a histogram read in index order,
-        # without touching the table or sorting.
+        # The dashboard's calls of the last 24 hours per tool and per key (mcpsite/selectors.py): the range of
+        # recent calls read from the index alone, never the table nor the older calls.
         indexes = [
-            models.Index(fields=["tool", "duration_ms", "created_at", "outcome"], name="toolcall_tool_duration_idx"),
-            models.Index(fields=["api_key", "duration_ms", "created_at", "outcome"], name="toolcall_key_duration_idx"),
+            models.Index(
+                fields=["created_at", "tool", "api_key", "duration_ms", "outcome"], name="toolcall_recent_idx"
+            ),
         ]
         constraints = [
             models.CheckConstraint(

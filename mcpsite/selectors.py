@@ -9,7 +9,7 @@ from django.db.models import Case, Count, F, IntegerField, Max, Min, Q, Sum, Val
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from .core.db import nearest_rank_p95
+from .core.db import RareAtLeast, nearest_rank_p95
 from .models import Heartbeat, ToolCall, ToolCallOutcome
 
 # A call answered with a question (input_required) did not fail: the user's answer comes in the next call.
@@ -33,15 +33,15 @@ def tool_call_stats(*, since: datetime.datetime, by: str) -> list[ToolCallStats]
 
     One query, the same SQL on SQLite (which has no percentile aggregate) and PostgreSQL, and one row per group
     leaves the database. The calls are first counted per (group, duration) — a histogram, as many rows as distinct
-    durations, read in order from a covering index (ToolCall's *_duration_idx) — then running sums over the
-    histogram find the nearest-rank p95: the smallest duration whose running count reaches ⌈0.95·n⌉ (integer
-    arithmetic: cum·20 ≥ n·19). Most calls first.
+    durations, of the recent calls' range read from a covering index (ToolCall's toolcall_recent_idx) — then
+    running sums over the histogram find the nearest-rank p95: the smallest duration whose running count reaches
+    ⌈0.95·n⌉ (integer arithmetic: cum·20 ≥ n·19). Most calls first.
     """
     if by not in {"tool", "api_key"}:
         raise ValueError(f"tool_call_stats: unknown grouping {by!r}")
     failed = Case(When(Q(outcome__in=FAILED_OUTCOMES), then=Value(1)), default=Value(0), output_field=IntegerField())
     histogram = (
-        ToolCall.objects.filter(created_at__gte=since)
+        ToolCall.objects.filter(RareAtLeast(F("created_at"), since))
         .order_by()
         .values(grp=F("api_key_id" if by == "api_key" else "tool"), d=F("duration_ms"))
         .annotate(c=Count("id"), f=Sum(failed))

@@ -94,14 +94,10 @@ class ProductAdmin(CsvExportMixin, StaffModelAdmin):
 
     @admin.display(description=_("stock"), ordering="inventory_count")
     def stock(self, obj: Product):
-        css = (
-            "color:#ba2121;font-weight:bold"
-            if obj.inventory_count == 0
-            else ("color:#b36b00;font-weight:bold" if obj.inventory_count <= LOW_STOCK else "")
-        )
+        tone = "tone-bad" if obj.inventory_count == 0 else ("tone-warn" if obj.inventory_count <= LOW_STOCK else "")
         url = reverse("admin:merchant_product_adjust_stock", args=[obj.pk])
         return format_html(
-            '<span style="{}">{}</span> <a href="{}">{}</a>', css, obj.inventory_count, url, gettext("adjust")
+            '<span class="{}">{}</span> <a href="{}">{}</a>', tone, obj.inventory_count, url, gettext("adjust")
         )
 
     def get_readonly_fields(self, request, obj=None):

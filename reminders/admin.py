@@ -15,13 +15,14 @@ from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
 from .schedule import describe_rule
 from .webhooks import REFUSED, WebhookTargetRefused, webhook_url_validate
 
-STATUS_COLOURS = {"queued": "#777", "sending": "#b58900", "sent": "#2e7d32", "failed": "#c62828"}
+# Each status's tone (mcpsite/static/mcpsite/admin-tones.css: readable on light and dark pages).
+STATUS_TONES = {"queued": "quiet", "sending": "warn", "sent": "ok", "failed": "bad"}
 
 
 def _badge(obj: Message | ReminderDelivery):
     """The status's label (translated), coloured by its value."""
-    colour = STATUS_COLOURS.get(obj.status, "#777")
-    return format_html('<strong style="color:{}">{}</strong>', colour, obj.get_status_display())
+    tone = STATUS_TONES.get(obj.status, "quiet")
+    return format_html('<strong class="tone-{}">{}</strong>', tone, obj.get_status_display())
 
 
 class ProfileForm(forms.ModelForm):

@@ -76,6 +76,30 @@ def test_schedule_list_counts_sold_seats_per_show_without_grouping_the_list(admi
     assert not [sql for sql in schedule_queries if 'JOIN "CINEMA_RESERVEDSEAT"' in sql or "DISTINCT" in sql]
 
 
+def test_schedule_list_opens_at_today_and_reaches_the_past(admin_client, seed_world):
+    """Today's and the coming shows first; the past by its filter, the date hierarchy or a search."""
+    import datetime
+
+    from cinema.tests.conftest import make_schedule
+
+    before = make_schedule(seed_world["m001"], seed_world["t02"], datetime.date(2026, 2, 19), "10:00", public_id="s900")
+    after = make_schedule(seed_world["m001"], seed_world["t02"], datetime.date(2026, 2, 21), "10:00", public_id="s901")
+
+    def listed(query: str = "") -> set[str]:
+        response = admin_client.get(f"/admin/cinema/schedule/{query}")
+        assert response.status_code == 200
+        return {show.public_id for show in response.context["cl"].result_list}
+
+    assert listed() == {"s001", "s002", "s003", after.public_id}
+    assert listed("?day=today") == {"s001", "s002", "s003"}
+    assert listed("?day=past") == {before.public_id}
+    assert listed("?day=all") == {"s001", "s002", "s003", before.public_id, after.public_id}
+    assert listed("?date__year=2026&date__month=2&date__day=19") == {before.public_id}
+    assert listed("?q=s900") == {before.public_id}
+    page = admin_client.get("/admin/cinema/schedule/").content.decode()
+    assert "今日以降" in page and "すべての日" in page
+
+
 def test_layout_builder_blocks_and_resizes(admin_client, seed_world):
     theater = seed_world["t02"]
     response = admin_client.post(

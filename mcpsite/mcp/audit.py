@@ -28,12 +28,21 @@ calls_logger = logging.getLogger("mcpsite.calls")
 
 
 def audit(
-    ctx: CallContext, tool: str, outcome: str, error_code: str, started: float, *, group: str = "", mode: str = ""
+    ctx: CallContext,
+    tool: str,
+    outcome: str,
+    error_code: str,
+    started: float,
+    *,
+    group: str = "",
+    mode: str = "",
+    error_message: str = "",
 ) -> None:
     """Record one call of `tool` (or a resource read) of `group` ("" when the name is none of ours) in `mode` (READ
     or WRITE, "" when unknown) that began at perf_counter() `started`, in the audit log and the metrics, with the
-    scope of the credential that allowed it, or that it lacked. Call it from a worker thread: it may write. Names,
-    codes and timings only: arguments may hold passwords and are never stored."""
+    scope of the credential that allowed it, or that it lacked, and what the caller was told went wrong. Call it
+    from a worker thread: it may write. Names, codes, messages and timings only: arguments may hold passwords and
+    are never stored."""
     seconds = time.perf_counter() - started
     label = tool if group else "unknown"  # a name nobody registered must not become a label value
     metrics.tool_call(
@@ -71,6 +80,7 @@ def audit(
         error_code=error_code,
         request_id=ctx.request_id,
         scope=scope_needed(ctx.api_key.scopes, group, mode) if ctx.api_key is not None and group and mode else "",
+        error_message=error_message[: ToolCall._meta.get_field("error_message").max_length],
         **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
     )
     if settings.MCP_AUDIT_FLUSH_SECONDS > 0:
@@ -94,6 +104,7 @@ class AuditRow(NamedTuple):
     error_code: str
     request_id: str
     scope: str = ""
+    error_message: str = ""
     api_key_id: int | None = None
     user_id: int | None = None
     oauth_client_id: int | None = None

@@ -106,14 +106,15 @@ class _Frame:
     """What the audited frame learns of a call as it runs: its tool's group and mode once found, and how it
     ended."""
 
-    __slots__ = ("group", "mode", "outcome", "error_code")
+    __slots__ = ("group", "mode", "outcome", "error_code", "error_message")
 
     def __init__(self) -> None:
-        self.group, self.mode, self.error_code = "", "", ""
+        self.group, self.mode, self.error_code, self.error_message = "", "", "", ""
         self.outcome: str = ToolCall.Outcome.OK
 
     def ended(self, outcome: str, error: ApplicationError | None = None) -> None:
         self.outcome, self.error_code = outcome, str(jsonrpc_code(error)) if error is not None else ""
+        self.error_message = str(error.detail) if error is not None else ""
 
 
 @contextlib.contextmanager
@@ -156,7 +157,10 @@ def audited(ctx: CallContext, name: Any):
         span.set_attribute("mcpsite.outcome", frame.outcome)
         span.end()
         otel_context.detach(current)
-        audit(ctx, tool, frame.outcome, frame.error_code, started, group=frame.group, mode=frame.mode)
+        audit(
+            ctx, tool, frame.outcome, frame.error_code, started,
+            group=frame.group, mode=frame.mode, error_message=frame.error_message,
+        )  # fmt: skip
 
 
 @dataclass(slots=True)

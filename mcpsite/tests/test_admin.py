@@ -62,3 +62,51 @@ def test_an_invalid_form_creates_no_key(admin_client, admin_user):
     response = admin_client.post("/admin/mcpsite/apikey/add/", {"name": "", "owner": admin_user.pk, "rate": "100/m"})
     assert response.status_code == 200 and response.context["adminform"].form.errors
     assert not ApiKey.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_tool_calls_page_shows_its_error_message_in_the_staff_language(admin_client):
+    from mcpsite.models import ToolCall
+
+    call = ToolCall.objects.create(
+        tool="reserve_seats",
+        transport="rpc",
+        outcome="error",
+        error_code="409",
+        error_message="Seat A3 is already reserved",
+        request_id="req-1",
+    )
+    page = admin_client.get(f"/admin/mcpsite/toolcall/{call.pk}/change/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "エラーメッセージ" in page and "Seat A3 is already reserved" in page
+
+
+@pytest.mark.django_db
+def test_a_dated_list_is_cut_to_a_range_of_days_in_local_time(admin_client):
+    """From and to are whole days in the site's time zone, both included; a value that is not a day is the admin's
+    400 page for a bad address value, never a 500."""
+    import datetime
+
+    from django.utils import timezone
+
+    from mcpsite.models import ToolCall
+
+    def at(day: int, hour: int) -> datetime.datetime:
+        return timezone.make_aware(datetime.datetime(2026, 11, day, hour))
+
+    for request_id, when in [("early", at(9, 23)), ("first", at(10, 0)), ("last", at(11, 23)), ("late", at(12, 0))]:
+        ToolCall.objects.create(tool="t", transport="rpc", outcome="ok", request_id=request_id, created_at=when)
+
+    def listed(query: str) -> set[str]:
+        response = admin_client.get(f"/admin/mcpsite/toolcall/?{query}")
+        assert response.status_code == 200
+        return {call.request_id for call in response.context["cl"].result_list}
+
+    assert listed("created_at__from=2026-11-10&created_at__to=2026-11-11") == {"first", "last"}
+    assert listed("created_at__from=2026-11-11") == {"last", "late"}
+    assert listed("created_at__to=2026-11-09&outcome__exact=ok") == {"early"}
+    page = admin_client.get("/admin/mcpsite/toolcall/?created_at__from=2026-11-10&outcome__exact=ok").content.decode()
+    assert 'name="created_at__from" value="2026-11-10"' in page
+    assert 'type="hidden" name="outcome__exact" value="ok"' in page
+    for junk in ("junk", "0001-01-01", "9999-12-31", "2026-02-30"):
+        response = admin_client.get(f"/admin/mcpsite/toolcall/?created_at__to={junk}")
+        assert response.status_code == 400, junk

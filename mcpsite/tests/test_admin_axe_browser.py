@@ -11,12 +11,6 @@ from mcpsite.tests.tsclient import node_bin
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# What axe-core still finds (serious or critical), each for its own fix; the test fails once they are gone, to be
-# removed then: Django's own filter_horizontal widget (aria-prohibited-attr on its search icons) and autocomplete
-# (select2: aria-input-field-name on the schedule's film), and in dark mode the geo and reminders lists' status
-# badges and the income statement's verdict (color-contrast).
-KNOWN = "aria-prohibited-attr, aria-input-field-name, color-contrast (dark status badges, the income statement)"
-
 RUN_AXE_JS = """async () => {
   const result = await axe.run(document, {resultTypes: ['violations']});
   return result.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
@@ -29,7 +23,6 @@ def axe_script() -> str:
 
 
 @pytest.mark.skipif("connection.vendor == 'postgresql'", reason="the pages' markup, not the database: once is enough")
-@pytest.mark.xfail(strict=True, reason=f"known violations: {KNOWN}")
 def test_no_serious_accessibility_violation_on_any_admin_page(
     admin_login, live_server, django_user_model, monkeypatch, tmp_path
 ):

@@ -16,6 +16,7 @@ from html import unescape
 import pytest
 from django.contrib.auth.models import Permission
 from django.db import connection
+from django.db.models import Count
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -209,6 +210,46 @@ def test_p95_is_the_nearest_rank_of_each_group_and_no_rows_are_loaded(make_api_k
             assert row.calls == len(durations)
             assert row.p95_ms == durations[math.ceil(0.95 * len(durations)) - 1]
             assert row.failed == len([c for c in recent if key_of(c) == row.key and c.outcome != "ok"])
+
+
+@pytest.mark.django_db
+def test_tool_call_stats_read_the_recent_range_from_the_covering_index():
+    """The histograms read the last 24 hours from toolcall_recent_idx alone, the range told rare to SQLite's
+    planner (which takes any range on an index to hold a quarter of the rows: at a million calls it then walks
+    another index through every row, bench/bench_staff_pages.py; too slow a table for a test)."""
+    from django.db.models import F
+
+    from mcpsite.core.db import RareAtLeast
+
+    now = timezone.now()
+    ToolCall.objects.bulk_create(
+        ToolCall(
+            tool=f"t{i % 20}",
+            transport="rpc",
+            duration_ms=i % 97,
+            outcome="ok",
+            request_id=str(i),
+            created_at=now - datetime.timedelta(minutes=i),
+        )
+        for i in range(5000)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    since = now - datetime.timedelta(hours=1)
+
+    def plan(condition) -> str:
+        histogram = ToolCall.objects.filter(condition).order_by().values("tool", "duration_ms").annotate(n=Count("id"))
+        sql, params = histogram.query.sql_with_params()
+        explain = "EXPLAIN QUERY PLAN" if connection.vendor == "sqlite" else "EXPLAIN"
+        with connection.cursor() as cursor:
+            cursor.execute(f"{explain} {sql}", params)
+            return str(cursor.fetchall())
+
+    if connection.vendor != "sqlite":  # PostgreSQL estimates the range from its statistics: the plain condition
+        assert "likelihood" not in str(ToolCall.objects.filter(RareAtLeast(F("created_at"), since)).query)
+        return
+    assert "likelihood(" in str(ToolCall.objects.filter(RareAtLeast(F("created_at"), since)).query)
+    assert "COVERING INDEX toolcall_recent_idx" in plan(RareAtLeast(F("created_at"), since))
 
 
 @pytest.mark.django_db

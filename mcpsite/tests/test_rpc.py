@@ -121,6 +121,24 @@ def test_calls_are_audited_without_arguments(rpc):
     ]
 
 
+def test_calls_record_what_the_caller_was_told_and_never_a_value_or_internals(rpc):
+    """The tool-call log keeps each failure's message (the error's detail) for staff; a schema refusal's message
+    names the field, not the value, and an internal error's says nothing of the exception."""
+    from mcpsite.models import ToolCall
+
+    rpc.post({"jsonrpc": "2.0", "id": 1, "method": "test_conflict"})
+    rpc.post({"jsonrpc": "2.0", "id": 2, "method": "test_echo", "params": {"text": 12345678}})
+    rpc.post({"jsonrpc": "2.0", "id": 3, "method": "test_boom"})
+    rpc.post({"jsonrpc": "2.0", "id": 4, "method": "test_echo", "params": {"text": "hunter2"}})
+    messages = list(ToolCall.objects.order_by("created_at", "id").values_list("tool", "outcome", "error_message"))
+    assert messages == [
+        ("test_conflict", "error", "Seat A3 is already reserved"),
+        ("test_echo", "error", "text: must be of type string"),
+        ("test_boom", "internal", ""),
+        ("test_echo", "ok", ""),
+    ]
+
+
 @pytest.mark.parametrize(
     ("params", "expected"),
     [
