@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
-from mcpsite.core.db import has_python_functions
+from mcpsite.core.db import has_python_functions, python_function
 
 
 class MerchantConfig(AppConfig):
@@ -31,4 +31,6 @@ def _register_sqlite_functions(sender, connection, **kwargs) -> None:
     if has_python_functions(connection):
         from .search_keys import gram_tokens
 
-        connection.connection.create_function("merchant_gram_tokens", 1, gram_tokens, deterministic=True)
+        connection.connection.create_function(
+            "merchant_gram_tokens", 1, python_function(gram_tokens), deterministic=True
+        )

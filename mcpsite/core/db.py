@@ -11,6 +11,8 @@ runs on PostgreSQL and on SQLite. Migrations ask through `RunSQLOn` (mcpsite/cor
 import contextlib
 import contextvars
 import functools
+import gc
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -55,6 +57,34 @@ def sums_decimals_exactly(connection: BaseDatabaseWrapper) -> bool:
 def has_python_functions(connection: BaseDatabaseWrapper) -> bool:
     """SQL functions written in Python can be registered on each connection (`sqlite3.Connection.create_function`)."""
     return _sqlite(connection)
+
+
+# How many Python SQL functions run now, in any thread: the garbage collector is off while any does.
+_in_python_functions = 0
+_in_python_functions_lock = threading.Lock()
+
+
+def python_function[**P, R](func: Callable[P, R]) -> Callable[P, R]:
+    """`func` as a SQL function to register with `create_function`: no garbage collection while it runs. A
+    collection inside the callback can finalize another, unreferenced sqlite3 connection, whose close waits for
+    the shared-cache mutex the running statement holds (an in-memory database shared between connections, as the
+    tests' is): the thread would wait for itself."""
+
+    @functools.wraps(func)
+    def called(*args: P.args, **kwargs: P.kwargs) -> R:
+        global _in_python_functions
+        with _in_python_functions_lock:
+            _in_python_functions += 1
+            gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            with _in_python_functions_lock:
+                _in_python_functions -= 1
+                if not _in_python_functions:
+                    gc.enable()
+
+    return called
 
 
 def has_fts5(connection: BaseDatabaseWrapper) -> bool:
