@@ -9,7 +9,12 @@ class McpsiteConfig(AppConfig):
     name = "mcpsite"
     verbose_name = _("MCP platform")
     # Fields staff may never filter on (mcpsite/admin_security.py); the platform declares Django's user password too.
-    secret_fields = {"auth.user": {"password"}, "mcpsite.apikey": {"digest"}}
+    secret_fields = {
+        "auth.user": {"password"},
+        "mcpsite.apikey": {"digest"},
+        # An HMAC of a tool call's arguments (a reservation password among them): never shown, never a filter.
+        "mcpsite.idempotencyrecord": {"arguments_digest"},
+    }
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers system checks)

@@ -12,7 +12,13 @@ def test_new_key_is_shown_once_after_a_redirect_and_a_reload_neither_shows_nor_m
 ):
     response = admin_client.post(
         "/admin/mcpsite/apikey/add/",
-        {"name": "voice client", "owner": admin_user.pk, "scopes": ["reminders"], "rate": "100/m", "is_active": "on"},
+        {
+            "name": "voice client",
+            "owner": admin_user.pk,
+            "scopes": ["reminders:read", "reminders:write"],
+            "rate": "100/m",
+            "is_active": "on",
+        },
     )
     # POST, then redirect: the page that shows the key is a GET, so a reload re-sends no form.
     assert response.status_code == 302
