@@ -27,6 +27,12 @@ logger = logging.getLogger("mcpsite.mcp")
 calls_logger = logging.getLogger("mcpsite.calls")
 
 
+def _storable(text: str) -> str:
+    """`text` as a text column on every database holds it: PostgreSQL refuses NUL, which a caller's input may carry
+    into a tool name or an error's detail (and one refused row would lose the whole batch)."""
+    return text.replace("\x00", "\ufffd")
+
+
 def audit(
     ctx: CallContext,
     tool: str,
@@ -74,13 +80,13 @@ def audit(
     row = AuditRow(
         created_at=timezone.now(),
         transport=ctx.transport,
-        tool=tool,
+        tool=_storable(tool),
         duration_ms=int(seconds * 1000),
         outcome=outcome,
         error_code=error_code,
         request_id=ctx.request_id,
         scope=scope_needed(ctx.api_key.scopes, group, mode) if ctx.api_key is not None and group and mode else "",
-        error_message=error_message[: ToolCall._meta.get_field("error_message").max_length],
+        error_message=_storable(error_message)[: ToolCall._meta.get_field("error_message").max_length],
         **(ctx.api_key.audit_fields() if ctx.api_key is not None else {}),
     )
     if settings.MCP_AUDIT_FLUSH_SECONDS > 0:

@@ -205,3 +205,14 @@ async def test_the_ingress_parses_a_body_once_for_everyone_downstream(api_key, m
         status, _headers, _body = await request(app, raw, body, headers=[*headers, *length], path=path)
     assert status == (200 if isinstance(message, dict) else 400)
     assert len(parses) == 1
+
+
+@pytest.mark.django_db
+def test_a_nul_in_a_callers_text_never_costs_the_audit_row(rpc, api_key):
+    """A tool name or an error's detail may carry a caller's NUL, which PostgreSQL's text columns refuse (a refused
+    row lost its whole batch): it is stored as U+FFFD."""
+    _key, raw = api_key
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "no\u0000such", "arguments": {}}}
+    assert rpc.post(call, raw_key=raw).json()["error"]["code"] == -32602
+    row = ToolCall.objects.get()
+    assert row.tool == "no\ufffdsuch" and "\ufffd" in row.error_message and "\x00" not in row.error_message
