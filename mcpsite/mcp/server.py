@@ -55,27 +55,22 @@ def _tool(spec: ToolSpec, *, apps: bool = False) -> types.Tool:
     return types.Tool.model_validate(entry)
 
 
-def result_fields(payload: Any, *, is_error: bool, result_type: str | None = None) -> dict[str, Any]:
+def result_fields(payload: Any, *, is_error: bool) -> dict[str, Any]:
     """A tool's answer as a `CallToolResult`'s wire fields, from one plain-JSON payload (`to_jsonable`'s output, as
     the dispatcher returns results): `structuredContent` for programs and a compact UTF-8 text copy for the model
     (the SDK's default copy is indented and \\u-escaped). The copies cannot disagree: the text is the structured
-    value, dumped. Keys in the order the SDK's result serialisation writes them; `result_type` ("complete") where
-    the revision's results carry one (2026-07-28) and the SDK's serialisation does not run (http.py's plain
-    calls)."""
-    fields: dict[str, Any] = {"content": [{"text": dumps(payload), "type": "text"}], "isError": is_error}
-    if result_type is not None:
-        fields["resultType"] = result_type
-    fields["structuredContent"] = payload
-    return fields
+    value, dumped. `resultType` is the field 2026-07-28 requires; the SDK's per-revision schema drops it on older
+    revisions."""
+    text = [{"text": dumps(payload), "type": "text"}]
+    return {"content": text, "isError": is_error, "resultType": "complete", "structuredContent": payload}
 
 
 async def tool_call_result(
-    call: Awaitable[dispatch.ToolResult], spec: ToolSpec | None, *, result_type: str | None = None
+    call: Awaitable[dispatch.ToolResult], spec: ToolSpec | None
 ) -> dict[str, Any] | types.CallToolResult | types.InputRequiredResult:
     """The result of one `tools/call` of `spec` running as `call` (dispatch.acall_tool): the wire fields of a plain
     answer, the model of an answer in content blocks, of a confirmation card or of a question (`input_required`);
-    MCPError for the failures MCP answers as protocol errors (an unknown tool, the key's rate, a revoked key).
-    `result_type` as in `result_fields`."""
+    MCPError for the failures MCP answers as protocol errors (an unknown tool, the key's rate, a revoked key)."""
     try:
         result = await call
     except ConfirmInView as asked:  # an MCP Apps client: the person answers on the tool's card
@@ -91,11 +86,11 @@ async def tool_call_result(
     except ServiceUnavailable as exc:  # a dependency is down: a protocol error saying when to retry
         raise MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data) from None
     except ApplicationError as exc:  # a tool failure as MCP wants it: isError, the error as text and structured
-        return result_fields(to_jsonable(as_jsonrpc(exc)), is_error=True, result_type=result_type)
+        return result_fields(to_jsonable(as_jsonrpc(exc)), is_error=True)
     if result.content is not None:
         answer = {"content": list(result.content.blocks), "structuredContent": result.content.structured}
         return types.CallToolResult.model_validate(to_jsonable(answer))
-    fields = result_fields(result.data, is_error=result.is_error, result_type=result_type)
+    fields = result_fields(result.data, is_error=result.is_error)
     if result.meta is not None:  # for the tool's view (MCP Apps)
         fields["_meta"] = result.meta
     return fields
@@ -149,7 +144,7 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
 
     async def on_call_tool(
         ctx, params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> dict[str, Any] | types.CallToolResult | types.InputRequiredResult:
         call_ctx, groups = request_context(ctx)
         spec = registry.get(params.name)
         _require_client_capabilities(spec, ctx.session.client_capabilities)
@@ -159,9 +154,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         call_ctx = ui.with_card(call_ctx, spec, params.name, params.arguments)
         call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
         result = await tool_call_result(calls.run_cancellable(call, interaction), spec)
-        if not isinstance(result, dict):
-            return result
-        return types.CallToolResult.model_validate(idempotency.marked_meta(call_ctx, result))
+        # A plain answer leaves as its wire fields: the SDK validates every result against its revision's schema.
+        return idempotency.marked_meta(call_ctx, result) if isinstance(result, dict) else result
 
     async def state_refused(ctx) -> None:
         call_ctx, _groups = request_context(ctx)
