@@ -13,7 +13,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -33,27 +32,12 @@ from .content import Content
 from .idempotency import idempotent
 from .interaction import InputRequired
 from .outages import unavailable
-from .registry import CallContext, ToolSpec
+from .registry import Call, CallContext, Stage, ToolResult, ToolSpec
 from .wire import INTERNAL_ERROR, jsonrpc_code
 
 logger = logging.getLogger("mcpsite.mcp")
 # One line per tool call (LOG_FORMAT=json turns it on: settings.LOGGING).
 calls_logger = logging.getLogger("mcpsite.calls")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    """A tool's structured result; `is_error` for seed-shaped in-band errors (geo, reminders). `content`: the answer of
-    a tool that answers with MCP content blocks (images, audio, documents); `data` is then what the transports
-    without content blocks send."""
-
-    data: dict[str, Any]
-    is_error: bool = False
-    content: Content | None = None
-    # For an MCP Apps client: the result's `_meta` for the tool's view (ToolSpec.ui_meta).
-    meta: dict[str, Any] | None = None
-    # The failure an in-band error result renders (audited as an error).
-    error: ApplicationError | None = None
 
 
 def new_request_id() -> str:
@@ -161,19 +145,6 @@ def audited(ctx: CallContext, name: Any):
             ctx, tool, frame.outcome, frame.error_code, started,
             group=frame.group, mode=frame.mode, error_message=frame.error_message,
         )  # fmt: skip
-
-
-@dataclass(slots=True)
-class Call:
-    """One tool call as it passes the stages: who calls, which tool, its arguments (validated by the `validate`
-    stage)."""
-
-    ctx: CallContext
-    spec: ToolSpec
-    arguments: Any
-
-
-Stage = Callable[[Call, Callable[[Call], ToolResult]], ToolResult]
 
 
 def authorize(call: Call, call_next: Callable[[Call], ToolResult]) -> ToolResult:

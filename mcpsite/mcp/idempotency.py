@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.utils import timezone
 
@@ -29,10 +29,7 @@ from mcpsite.idempotency import principal_digest as _principal_digest
 from mcpsite.models import IdempotencyRecord
 
 from . import requeststate
-from .registry import CallContext
-
-if TYPE_CHECKING:
-    from .dispatch import Call, ToolResult
+from .registry import Call, CallContext, ToolResult
 
 KEY_HEADER = "Idempotency-Key"
 KEY_PARAM = "idempotencyKey"
@@ -194,7 +191,6 @@ class ReplayedError(ApplicationError):
 
 
 def _replay(record: IdempotencyRecord) -> ToolResult:
-    from .dispatch import ToolResult
 
     stored = idempotency_result(record=record)
     if record.outcome == IdempotencyRecord.Outcome.ERROR:

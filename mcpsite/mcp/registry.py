@@ -64,6 +64,21 @@ class CallContext:
     idempotency: IdempotencyKey | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool's structured result; `is_error` for seed-shaped in-band errors (geo, reminders). `content`: the answer of
+    a tool that answers with MCP content blocks (images, audio, documents); `data` is then what the transports
+    without content blocks send."""
+
+    data: dict[str, Any]
+    is_error: bool = False
+    content: Content | None = None
+    # For an MCP Apps client: the result's `_meta` for the tool's view (ToolSpec.ui_meta).
+    meta: dict[str, Any] | None = None
+    # The failure an in-band error result renders (audited as an error).
+    error: ApplicationError | None = None
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
@@ -248,3 +263,16 @@ def unregister(name: str) -> None:
     """For tests that register throwaway tools."""
     _tools.pop(name, None)
     _declared_request_bytes.cache_clear()
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call as it passes the stages: who calls, which tool, its arguments (validated by the `validate`
+    stage)."""
+
+    ctx: CallContext
+    spec: ToolSpec
+    arguments: Any
+
+
+Stage = Callable[[Call, Callable[[Call], ToolResult]], ToolResult]

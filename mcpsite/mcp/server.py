@@ -23,7 +23,7 @@ from mcpsite.core.scopes import ServerInfo, server_info
 
 from . import calls, dispatch, features, idempotency, registry, requeststate, ui
 from .interaction import ConfirmInView, InputRequired
-from .registry import CallContext, ToolSpec
+from .registry import CallContext, ToolResult, ToolSpec
 from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
 
 ContextFactory = Callable[[Any], tuple[CallContext, list[str] | None]]
@@ -66,7 +66,7 @@ def result_fields(payload: Any, *, is_error: bool) -> dict[str, Any]:
 
 
 async def tool_call_result(
-    call: Awaitable[dispatch.ToolResult], spec: ToolSpec | None
+    call: Awaitable[ToolResult], spec: ToolSpec | None
 ) -> dict[str, Any] | types.CallToolResult | types.InputRequiredResult:
     """The result of one `tools/call` of `spec` running as `call` (dispatch.acall_tool): the wire fields of a plain
     answer, the model of an answer in content blocks, of a confirmation card or of a question (`input_required`);
@@ -170,7 +170,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             version=info.version,
             instructions=INSTRUCTIONS,
             on_list_tools=on_list_tools,
-            on_call_tool=on_call_tool,
+            # Typed for the models; the runner takes a handler's dict as well (docs/upgrades.md).
+            on_call_tool=on_call_tool,  # type: ignore[arg-type]
             on_set_logging_level=on_set_logging_level,
             on_subscriptions_listen=features.listen_handler(request_context),
             cache_hints=CACHE_HINTS,
