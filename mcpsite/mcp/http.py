@@ -34,7 +34,7 @@ from mcpsite.core.scopes import ServerInfo
 
 from . import audit, caps, dispatch, idempotency, jsonrpc, registry, threads
 from .auth import SCOPE_PRINCIPAL
-from .refusals import send_refusal
+from .refusals import refusing, send_refusal
 from .registry import CallContext, tool_groups
 from .server import build_server
 
@@ -197,7 +197,7 @@ class McpHttpApp:
         scope = dict(_trim_mcp_headers(scope))
         # The request's key (its tools/call may bring one in params too): a replay is marked on the response.
         keys = scope[SCOPE_IDEMPOTENCY] = idempotency.IdempotencyKey(idempotency.header_value(scope["headers"]))
-        send = idempotency.marking_replays(send, keys)
+        send = refusing(idempotency.marking_replays(send, keys), scope)
         body = await _body(scope, receive)
         receive = replay(body, receive)
         if api_key is not None:

@@ -21,6 +21,9 @@ Headers = list[tuple[bytes, bytes]]
 
 DEFAULT_CHALLENGE = b'Bearer realm="mcpsite"'
 JSON = b"application/json; charset=utf-8"
+# A refusal met after the SDK took an MCP request over (a dependency down in the middle of a call): the SDK writes the
+# JSON-RPC error, and the HTTP answer takes the refusal's status and headers (`refusing`).
+SCOPE_REFUSAL = "mcpsite.refusal"
 
 
 def jsonrpc_error(error: ApplicationError, request_id: Any = None) -> dict[str, Any]:
@@ -65,6 +68,19 @@ async def send_refusal(
     headers = [*headers[:2], *extra, *headers[2:]]  # the error's own headers last
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": payload})
+
+
+def refusing(send, scope: dict[str, Any]):
+    """An ASGI `send` whose response starts with the status and headers of the refusal a call left in
+    `scope[SCOPE_REFUSAL]` (a response that started streaming before it keeps its 200)."""
+
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start" and (error := scope.get(SCOPE_REFUSAL)) is not None:
+            headers = [*message.get("headers", []), *error_headers(error)]
+            message = {**message, "status": http_status(error), "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def django_refusal(error: ApplicationError, shape: Shape) -> HttpResponse:

@@ -23,6 +23,7 @@ from mcpsite.core.scopes import ServerInfo, server_info
 
 from . import calls, dispatch, features, idempotency, registry, requeststate, ui
 from .interaction import ConfirmInView, InputRequired
+from .refusals import SCOPE_REFUSAL
 from .registry import CallContext, ToolResult, ToolSpec
 from .wire import INVALID_PARAMS, as_jsonrpc, jsonrpc_code
 
@@ -66,11 +67,12 @@ def result_fields(payload: Any, *, is_error: bool) -> dict[str, Any]:
 
 
 async def tool_call_result(
-    call: Awaitable[ToolResult], spec: ToolSpec | None
+    call: Awaitable[ToolResult], spec: ToolSpec | None, scope: dict[str, Any] | None = None
 ) -> dict[str, Any] | types.CallToolResult | types.InputRequiredResult:
     """The result of one `tools/call` of `spec` running as `call` (dispatch.acall_tool): the wire fields of a plain
     answer, the model of an answer in content blocks, of a confirmation card or of a question (`input_required`);
-    MCPError for the failures MCP answers as protocol errors (an unknown tool, the key's rate, a revoked key)."""
+    MCPError for the failures MCP answers as protocol errors (an unknown tool, the key's rate, a revoked key).
+    `scope`: the HTTP request's, where a dependency that is down is also the answer's 503 with `Retry-After`."""
     try:
         result = await call
     except ConfirmInView as asked:  # an MCP Apps client: the person answers on the tool's card
@@ -84,6 +86,8 @@ async def tool_call_result(
     except (RateLimited, Unauthorized) as exc:
         raise MCPError(code=jsonrpc_code(exc), message=exc.message) from None
     except ServiceUnavailable as exc:  # a dependency is down: a protocol error saying when to retry
+        if scope is not None:
+            scope[SCOPE_REFUSAL] = exc
         raise MCPError(code=jsonrpc_code(exc), message=exc.message, data=exc.data) from None
     except ApplicationError as exc:  # a tool failure as MCP wants it: isError, the error as text and structured
         return result_fields(to_jsonable(as_jsonrpc(exc)), is_error=True)
@@ -153,7 +157,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         call_ctx, interaction = calls.with_session(call_ctx, ctx)
         call_ctx = ui.with_card(call_ctx, spec, params.name, params.arguments)
         call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
-        result = await tool_call_result(calls.run_cancellable(call, interaction), spec)
+        scope = ctx.request.scope if ctx.request is not None else None
+        result = await tool_call_result(calls.run_cancellable(call, interaction), spec, scope)
         # A plain answer leaves as its wire fields: the SDK validates every result against its revision's schema.
         return idempotency.marked_meta(call_ctx, result) if isinstance(result, dict) else result
 

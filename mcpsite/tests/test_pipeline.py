@@ -143,6 +143,28 @@ def test_a_dependency_that_does_not_answer_is_503_with_retry_after_logged_once(r
 
 @pytest.mark.anyio
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_an_mcp_call_that_meets_an_outage_is_503_with_retry_after(api_key, database_down_tool, modern):
+    """The database goes away after the ingress let the call in: the SDK's JSON-RPC error, in an HTTP 503 that says
+    when to retry. The control, a tool that answers, is 200 without the header."""
+    _key, raw = api_key
+    call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": database_down_tool, "arguments": {}}}
+    control = {**call, "params": {"name": "test_echo", "arguments": {"text": "hi"}}}
+    if modern:
+        call, control = envelope(4, "tools/call", call["params"]), envelope(5, "tools/call", control["params"])
+    async with running_site() as app:
+        status, headers, body = await request(app, raw, call, headers=routing_headers(call) if modern else [])
+        control_status, control_headers, _ = await request(
+            app, raw, control, headers=routing_headers(control) if modern else []
+        )
+    assert status == 503 and headers[b"retry-after"] == b"5", (status, body)
+    error = json.loads(body)["error"]
+    assert error["code"] == 503 and "database" in error["data"]
+    assert control_status == 200 and b"retry-after" not in control_headers
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
 async def test_a_credential_lookup_the_database_cannot_answer_is_503(api_key, monkeypatch):
     """The ingress's key lookup during an outage: 503 with Retry-After in the door's shape, never a plain 500."""
     from django.db import OperationalError
