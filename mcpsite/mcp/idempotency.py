@@ -17,7 +17,7 @@ from typing import Any
 from django.utils import timezone
 
 from mcpsite.core.db import hosting
-from mcpsite.core.errors import ApplicationError, ErrorKind, IdempotencyConflict, InvalidParams
+from mcpsite.core.errors import ApplicationError, ErrorKind, IdempotencyConflict, InvalidParams, InvalidRequest
 from mcpsite.idempotency import (
     arguments_digest,
     idempotency_claim,
@@ -28,7 +28,7 @@ from mcpsite.idempotency import (
 from mcpsite.idempotency import principal_digest as _principal_digest
 from mcpsite.models import IdempotencyRecord
 
-from . import requeststate
+from . import registry, requeststate
 from .registry import Call, CallContext, ToolResult
 
 KEY_HEADER = "Idempotency-Key"
@@ -105,10 +105,26 @@ def header_value(headers: list[tuple[bytes, bytes]]) -> str | None:
 
 
 def marked_meta(ctx: CallContext, result: dict[str, Any]) -> dict[str, Any]:
-    """An MCP result (or a seed JSON-RPC `tools/call` result) with REPLAYED_META in its `_meta` when it is a replay."""
+    """An MCP result (or a seed JSON-RPC `tools/call` result or error object: /rpc, WebSocket) with REPLAYED_META in
+    its `_meta` when it is a replay."""
     if not replayed(ctx):
         return result
     return {**result, "_meta": {**(result.get("_meta") or {}), REPLAYED_META: True}}
+
+
+def batch_refusal(ctx: CallContext, tools: list[Any]) -> InvalidRequest | None:
+    """The refusal of a batch whose request's one key (the `Idempotency-Key` header, /rpc) would cover more than one
+    write: a key names one request, so each write of a batch takes its own (`tools`: the tool each message calls)."""
+    if ctx.idempotency is None or not ctx.idempotency.candidates:
+        return None
+    writes = [t for t in tools if isinstance(t, str) and (spec := registry.get(t)) is not None and spec.writes]
+    if len(writes) < 2:
+        return None
+    return InvalidRequest(
+        data=f"The {KEY_HEADER} header names one request, and this batch has {len(writes)} writing calls "
+        f"({', '.join(writes)}); nothing was run. Give each its own key: as tools/call with {KEY_PARAM} in its "
+        f"params and no header, or as a request of its own with its own {KEY_HEADER}"
+    )
 
 
 def marking_replays(send: Callable[[dict[str, Any]], Awaitable[None]], request: IdempotencyKey):

@@ -96,9 +96,9 @@ def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_t
     if method == "tools/call":
         if not isinstance(params, dict):
             raise InvalidRequest(data="params must be an object with 'name' and 'arguments'")
-        call_ctx = idempotency.keyed(ctx, params=params)
-        result = dispatch.call_tool(call_ctx, params.get("name"), params.get("arguments"), groups).data
-        return idempotency.marked_meta(call_ctx, result)
+        # `ctx` holds this call's idempotency keys (handle_one), and says after the call whether it was a replay.
+        result = dispatch.call_tool(ctx, params.get("name"), params.get("arguments"), groups).data
+        return idempotency.marked_meta(ctx, result)
     # A method naming no tool is an unknown method (-32601), unlike an unknown name in tools/call's params (-32602).
     if allow_tool_methods and dispatch.served_tool(method, groups) is not None:
         if params is not None and not isinstance(params, dict):
@@ -127,10 +127,17 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
         return error_response(request_id, InvalidRequest(data='"jsonrpc" must be "2.0"'))
     if not isinstance(message.get("method"), str) or not message["method"]:
         return error_response(request_id, InvalidRequest(data='"method" must be a non-empty string'))
+    tools_call = message["method"] == "tools/call"
+    if tools_call:
+        ctx = idempotency.keyed(ctx, params=message.get("params"))
     try:
         result = _call(message, ctx, groups, allow_tool_methods)
     except ApplicationError as exc:
-        return None if request_id is NO_ID else error_response(request_id, exc)
+        if request_id is NO_ID:
+            return None
+        answer = error_response(request_id, exc)
+        # A tools/call's replayed error is marked in its error object, as its replayed result is (REPLAYED_META).
+        return {**answer, "error": idempotency.marked_meta(ctx, answer["error"])} if tools_call else answer
     if request_id is NO_ID:
         return None
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
@@ -156,6 +163,10 @@ def handle_payload(payload: Any, ctx: CallContext, groups=None, *, allow_tool_me
         if len(payload) > settings.MCP_MAX_BATCH:
             dispatch.account(ctx)  # refused whole, counted once
             return error_response(NO_ID, InvalidRequest(data=f"Batch larger than {settings.MCP_MAX_BATCH}"))
+        called = [called_tool(m, tool_methods=allow_tool_methods) for m in payload]
+        if (refusal := idempotency.batch_refusal(ctx, called)) is not None:
+            dispatch.account(ctx)  # refused whole, counted once
+            return error_response(NO_ID, refusal)
         answers = [handle_one(m, ctx, groups, allow_tool_methods=allow_tool_methods) for m in payload]
         return [a for a in answers if a is not None] or None
     return handle_one(payload, ctx, groups, allow_tool_methods=allow_tool_methods)

