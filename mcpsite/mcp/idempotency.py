@@ -17,7 +17,7 @@ from typing import Any
 from django.utils import timezone
 
 from mcpsite.core.db import hosting
-from mcpsite.core.errors import ApplicationError, ErrorKind, IdempotencyConflict, InvalidParams, InvalidRequest
+from mcpsite.core.errors import ApplicationError, ErrorKind, IdempotencyConflict, InvalidRequest
 from mcpsite.idempotency import (
     arguments_digest,
     idempotency_claim,
@@ -29,13 +29,11 @@ from mcpsite.idempotency import principal_digest as _principal_digest
 from mcpsite.models import IdempotencyRecord
 
 from . import registry, requeststate
+from .context import KEY_HEADER, KEY_PARAM, IdempotencyKey
 from .registry import Call, CallContext, ToolResult
 
-KEY_HEADER = "Idempotency-Key"
-KEY_PARAM = "idempotencyKey"
 REPLAYED_HEADER = "Idempotent-Replayed"
 REPLAYED_META = "mcpsite/idempotentReplayed"
-KEY_MAX = 255
 
 # SEP-3182's capability (under `tools`), a draft: docs/idempotency.md.
 CAPABILITY: dict[str, Any] = {"idempotency": {}}
@@ -45,44 +43,6 @@ NOT_OUTCOMES = {ErrorKind.RATE_LIMITED, ErrorKind.UNAVAILABLE, ErrorKind.UPSTREA
 
 # The clock of the stage (tests move it: the expiry of a key).
 now = timezone.now
-
-
-class IdempotencyKey:
-    """What a request said about idempotency: the keys it carried (header, params, `_meta`), and, once the call ran,
-    whether its answer is a replay, for the door to mark. A tools/call's own keys are a child of its request's
-    (`request`: a batch's calls each have theirs), and a replay marks both."""
-
-    __slots__ = ("candidates", "replayed", "request")
-
-    def __init__(self, *candidates: Any, request: IdempotencyKey | None = None) -> None:
-        self.candidates = tuple(c for c in candidates if c is not None)
-        self.replayed = False
-        self.request = request
-
-    def mark_replayed(self) -> None:
-        self.replayed = True
-        if self.request is not None:
-            self.request.mark_replayed()
-
-    def key(self) -> str | None:
-        """The key, checked; InvalidParams for a malformed one, or two that differ."""
-        values = [_unquoted(c) if isinstance(c, str) else c for c in self.candidates]
-        if not values:
-            return None
-        if any(not isinstance(v, str) for v in values):
-            raise InvalidParams(data=f"{KEY_PARAM} must be a string")
-        if len(set(values)) > 1:
-            raise InvalidParams(data=f"The {KEY_HEADER} header and {KEY_PARAM} differ; send one key")
-        key = values[0]
-        if not 1 <= len(key) <= KEY_MAX or not key.isascii() or not key.isprintable():
-            raise InvalidParams(data=f"{KEY_PARAM} must be 1 to {KEY_MAX} printable ASCII characters")
-        return key
-
-
-def _unquoted(value: str) -> str:
-    """A header value as the IETF draft writes it (a structured-field string, `"…"`) or bare, as Stripe does."""
-    value = value.strip(" \t")
-    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else value
 
 
 def keyed(ctx: CallContext, *, header: str | None = None, params: Any = None) -> CallContext:

@@ -22,17 +22,13 @@ from jsonschema import Draft202012Validator
 from mcpsite.core.scopes import module_tool_group, tool_group_validate, tool_groups, tool_mode
 
 from .content import Content
-from .interaction import NO_INTERACTION, Interaction
+from .context import CallContext, ToolResult
 from .schema import ArgumentValidator, StrictIntegerValidator
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
     from django_stubs_ext import StrPromise
 
     from mcpsite.core.errors import ApplicationError
-    from mcpsite.models import ApiKey
-
-    from .idempotency import IdempotencyKey
 
 
 # MCP annotations of a tool that only reads this site's own database. MCP's defaults are the cautious
@@ -44,39 +40,6 @@ RETRY_NOTE = (
     " 再試行するときは同じ冪等キーを付けてください。A retry of this call should repeat its idempotency key "
     "(Idempotency-Key header, or idempotencyKey), so that it is done once."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class CallContext:
-    """Who is calling and how. `owner` is the API key's owner (or the stdio `--user`)."""
-
-    transport: str
-    request_id: str
-    api_key: ApiKey | None = None
-    owner: AbstractBaseUser | None = None
-    # Confirmation, progress and cancellation, where the transport and the client support them (interaction.py).
-    interaction: Interaction = NO_INTERACTION
-    # The MCP protocol revision of the request ("" on transports without one: /rpc, REST, WebSocket).
-    protocol: str = ""
-    # The MCP client negotiated MCP Apps (ui.py): tools carry their views and app-only tools exist for it.
-    apps: bool = False
-    # The idempotency key(s) the request carried, and whether its answer is a replay (idempotency.py).
-    idempotency: IdempotencyKey | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    """A tool's structured result; `is_error` for seed-shaped in-band errors (geo, reminders). `content`: the answer of
-    a tool that answers with MCP content blocks (images, audio, documents); `data` is then what the transports
-    without content blocks send."""
-
-    data: dict[str, Any]
-    is_error: bool = False
-    content: Content | None = None
-    # For an MCP Apps client: the result's `_meta` for the tool's view (ToolSpec.ui_meta).
-    meta: dict[str, Any] | None = None
-    # The failure an in-band error result renders (audited as an error).
-    error: ApplicationError | None = None
 
 
 @dataclass(frozen=True)
