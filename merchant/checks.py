@@ -16,13 +16,18 @@ from .sql import trigram_ctype
 
 
 def settings_problems() -> list[Problem]:
+    return [*_search_problems(), *_shop_problems(), *_signing_key_problems()]
+
+
+def _error(msg: str, id_: str) -> Problem:
+    return Problem(f"merchant.{id_}", msg)
+
+
+def _search_problems() -> list[Problem]:
+    """The Meilisearch connection."""
     problems: list[Problem] = []
-
-    def error(msg: str, id_: str) -> None:
-        problems.append(Problem(f"merchant.{id_}", msg))
-
     if settings.MEILISEARCH_URL and urlsplit(settings.MEILISEARCH_URL).scheme not in {"http", "https"}:
-        error(f"MEILISEARCH_URL must be an http(s) URL, got {settings.MEILISEARCH_URL!r}", "E001")
+        problems.append(_error(f"MEILISEARCH_URL must be an http(s) URL, got {settings.MEILISEARCH_URL!r}", "E001"))
     if settings.MEILISEARCH_URL and not settings.MEILISEARCH_MASTER_KEY:
         problems.append(
             Problem(
@@ -35,39 +40,49 @@ def settings_problems() -> list[Problem]:
             )
         )
     if not settings.MEILISEARCH_INDEX:
-        error("MEILISEARCH_INDEX must not be empty", "E002")
+        problems.append(_error("MEILISEARCH_INDEX must not be empty", "E002"))
     if settings.MEILISEARCH_TIMEOUT_S <= 0:
-        error("MEILISEARCH_TIMEOUT_S must be positive", "E003")
+        problems.append(_error("MEILISEARCH_TIMEOUT_S must be positive", "E003"))
+    return problems
+
+
+def _shop_problems() -> list[Problem]:
+    """Amounts, the merchant's identity and the cart's lifetime."""
+    problems: list[Problem] = []
     for name in ("SHIPPING_FEE", "FREE_SHIPPING_THRESHOLD"):
         value = getattr(settings, name)
         if not isinstance(value, Decimal) or not value.is_finite() or value < 0:
-            error(f"{name} must be a non-negative amount in yen, got {value!r}", "E004")
+            problems.append(_error(f"{name} must be a non-negative amount in yen, got {value!r}", "E004"))
     rate = settings.TAX_RATE
     if not isinstance(rate, Decimal) or not rate.is_finite() or not (0 <= rate < 1):
-        error(f"TAX_RATE must be a fraction between 0 and 1 (0.10 for 10%), got {rate!r}", "E005")
+        problems.append(_error(f"TAX_RATE must be a fraction between 0 and 1 (0.10 for 10%), got {rate!r}", "E005"))
     if not settings.MERCHANT_ID or not settings.MERCHANT_NAME:
-        error("MERCHANT_ID and MERCHANT_NAME must not be empty", "E006")
+        problems.append(_error("MERCHANT_ID and MERCHANT_NAME must not be empty", "E006"))
     if settings.CART_EXPIRY_MINUTES <= 0:
-        error("CART_EXPIRY_MINUTES must be positive", "E007")
-    if settings.MERCHANT_SIGNING_KEY:
-        from cryptography.exceptions import UnsupportedAlgorithm
-
-        from .mandates import signing_key
-
-        try:
-            algorithm, key = signing_key(settings.MERCHANT_SIGNING_KEY)
-        except (ValueError, TypeError, KeyError, UnsupportedAlgorithm) as exc:
-            error(f"MERCHANT_SIGNING_KEY is not a usable key ({type(exc).__name__}); see docs/apps/merchant.md", "E008")
-        else:
-            if algorithm == "HS256" and len(key) < 32:
-                problems.append(
-                    Problem(
-                        "merchant.W001",
-                        "MERCHANT_SIGNING_KEY is a short HS256 secret; use at least 32 random bytes",
-                        warning=True,
-                    )
-                )
+        problems.append(_error("CART_EXPIRY_MINUTES must be positive", "E007"))
     return problems
+
+
+def _signing_key_problems() -> list[Problem]:
+    """The key mandates are signed with."""
+    if not settings.MERCHANT_SIGNING_KEY:
+        return []
+    from cryptography.exceptions import UnsupportedAlgorithm
+
+    from .mandates import signing_key
+
+    try:
+        algorithm, key = signing_key(settings.MERCHANT_SIGNING_KEY)
+    except (ValueError, TypeError, KeyError, UnsupportedAlgorithm) as exc:
+        return [
+            _error(
+                f"MERCHANT_SIGNING_KEY is not a usable key ({type(exc).__name__}); see docs/apps/merchant.md", "E008"
+            )
+        ]
+    if algorithm == "HS256" and len(key) < 32:
+        short = "MERCHANT_SIGNING_KEY is a short HS256 secret; use at least 32 random bytes"
+        return [Problem("merchant.W001", short, warning=True)]
+    return []
 
 
 @checks.register("merchant", SETTINGS)
