@@ -60,23 +60,7 @@ def audit(
         seconds=seconds,
     )
     if calls_logger.isEnabledFor(logging.INFO):
-        calls_logger.info(
-            "%s %s %dms",
-            tool,
-            outcome,
-            seconds * 1000,
-            extra={
-                "request_id": ctx.request_id,
-                "key_id": ctx.api_key.pk if ctx.api_key is not None else None,
-                "user_id": ctx.owner.pk if ctx.owner is not None else None,
-                "tool": label,
-                "group": group or None,
-                "transport": ctx.transport,
-                "protocol": ctx.protocol or None,
-                "outcome": outcome,
-                "duration_ms": round(seconds * 1000, 1),
-            },
-        )
+        _log_call(ctx, tool, label, group, outcome, seconds)
     row = AuditRow(
         created_at=timezone.now(),
         transport=ctx.transport,
@@ -96,6 +80,17 @@ def audit(
             _audit_write([row])
         except DEPENDENCY_ERRORS:
             audit_buffer.add(row)  # written by the buffer's thread once the database answers
+
+
+def _log_call(ctx: CallContext, tool: str, label: str, group: str, outcome: str, seconds: float) -> None:
+    """The call's line in `mcpsite.calls` (LOG_FORMAT=json), with its fields."""
+    key_id = ctx.api_key.pk if ctx.api_key is not None else None
+    user_id = ctx.owner.pk if ctx.owner is not None else None
+    fields = {"request_id": ctx.request_id, "key_id": key_id, "user_id": user_id, "tool": label, "group": group or None}
+    fields |= {"transport": ctx.transport, "protocol": ctx.protocol or None, "outcome": outcome}
+    calls_logger.info(
+        "%s %s %dms", tool, outcome, seconds * 1000, extra={**fields, "duration_ms": round(seconds * 1000, 1)}
+    )
 
 
 class AuditRow(NamedTuple):

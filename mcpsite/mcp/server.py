@@ -130,6 +130,24 @@ async def on_set_logging_level(ctx, params: types.SetLevelRequestParams) -> type
     return types.EmptyResult()
 
 
+def _middleware(request_context) -> list:
+    """The site's middleware around every request's handler, innermost last."""
+
+    async def state_refused(ctx) -> None:
+        call_ctx, _groups = request_context(ctx)
+        name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
+        await dispatch.arecord_refused_call(call_ctx, name, str(INVALID_PARAMS))
+
+    return [
+        # Seals and checks the requestState of multi round-trip calls, bound to the caller (requeststate.py).
+        requeststate.CheckedRequestStates(
+            lambda ctx: requeststate.principal_of(request_context(ctx)[0]), state_refused
+        ),
+        ui.AppsAdvertised(request_context),  # MCP Apps, named in initialize where a view is served to this caller
+        idempotency.advertised,  # SEP-3182 (a draft): `tools.idempotency` in initialize and server/discover
+    ]
+
+
 def build_server(context_for: ContextFactory, *, subscriptions: bool = False, info: ServerInfo | None = None) -> Server:
     """`subscriptions`: the transport keeps a session to send resource updates to (stdio, stateful HTTP); `info`:
     the `serverInfo` it states (the site's by default; scopes.server_info)."""
@@ -162,11 +180,6 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         # A plain answer leaves as its wire fields: the SDK validates every result against its revision's schema.
         return idempotency.marked_meta(call_ctx, result) if isinstance(result, dict) else result
 
-    async def state_refused(ctx) -> None:
-        call_ctx, _groups = request_context(ctx)
-        name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else ctx.method
-        await dispatch.arecord_refused_call(call_ctx, name, str(INVALID_PARAMS))
-
     with warnings.catch_warnings():
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
         warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -184,12 +197,5 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
             # Resources, prompts and completion (features.py).
             **features.build_handlers(request_context, subscriptions_enabled=subscriptions),
         )
-    server.middleware += [
-        # Seals and checks the requestState of multi round-trip calls, bound to the caller (requeststate.py).
-        requeststate.CheckedRequestStates(
-            lambda ctx: requeststate.principal_of(request_context(ctx)[0]), state_refused
-        ),
-        ui.AppsAdvertised(request_context),  # MCP Apps, named in initialize where a view is served to this caller
-        idempotency.advertised,  # SEP-3182 (a draft): `tools.idempotency` in initialize and server/discover
-    ]
+    server.middleware += _middleware(request_context)
     return server
