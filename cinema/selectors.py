@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.db.models import Count, F, OuterRef, Q, StringAgg, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater, seat_order
+from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, ShowSeatBlock, Theater, seat_order
 from .search import match_score, normalize
 
 # Recommendation rule (docs/apps/cinema.md), by the seed's 評価・ジャンル・人気度: a film is recommended when it is
@@ -37,6 +37,19 @@ def theater_capacities(*, theater_ids: Iterable[int]) -> dict[int, int]:
         .values_list("theater_id", "n")
     )
     return dict(rows)
+
+
+def show_blocked_expression() -> Coalesce:
+    """A show's seats blocked for it alone (not already blocked for the theater), as one annotation: what its
+    theater's capacity loses at that show."""
+    blocked = (
+        ShowSeatBlock.objects.filter(schedule=OuterRef("pk"), seat__blocked=False)
+        .order_by()
+        .values("schedule_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(blocked), 0)
 
 
 # --- popularity -------------------------------------------------------------------------------
@@ -67,9 +80,9 @@ def movie_popularity(*, start: datetime.date, end: datetime.date | None = None) 
     those shows; a film's capacity is the sellable seats of all its shows in the period (three queries)."""
     end = start if end is None else end
     shows = list(
-        Schedule.objects.filter(date__range=(start, end)).values_list(
-            "movie_id", "movie__public_id", "movie__title", "theater_id"
-        )
+        Schedule.objects.filter(date__range=(start, end))
+        .annotate(show_blocked=show_blocked_expression())
+        .values_list("movie_id", "movie__public_id", "movie__title", "theater_id", "show_blocked")
     )
     booked = dict(
         ReservedSeat.objects.filter(schedule__date__range=(start, end), active=True)
@@ -77,11 +90,11 @@ def movie_popularity(*, start: datetime.date, end: datetime.date | None = None) 
         .annotate(n=Count("id"))
         .values_list("schedule__movie_id", "n")
     )
-    capacities = theater_capacities(theater_ids=(theater_id for *_rest, theater_id in shows))
+    capacities = theater_capacities(theater_ids=(show[3] for show in shows))
     films: dict[int, dict] = {}
-    for movie_pk, public_id, title, theater_id in shows:
+    for movie_pk, public_id, title, theater_id, show_blocked in shows:
         film = films.setdefault(movie_pk, {"movie_id": public_id, "title": title, "capacity": 0})
-        film["capacity"] += capacities.get(theater_id, 0)
+        film["capacity"] += max(0, capacities.get(theater_id, 0) - show_blocked)
     top = max((booked.get(pk, 0) for pk in films), default=0)
     scored = [
         (
@@ -198,7 +211,8 @@ def schedule_list(
             reserved=Count(
                 "reserved_seats",
                 filter=Q(reserved_seats__active=True, reserved_seats__seat__blocked=False),
-            )
+            ),
+            show_blocked=show_blocked_expression(),
         )
         .order_by("date", "start_time", "theater__public_id")
     )
@@ -207,10 +221,12 @@ def schedule_list(
         shows = shows.filter(Q(date__gt=local.date()) | Q(date=local.date(), start_time__gt=local.time()))
     rows = list(shows)
     capacities = theater_capacities(theater_ids=(s.theater_id for s in rows))
-    return [
-        ScheduleRow(s, max(0, capacities.get(s.theater_id, 0) - s.reserved), capacities.get(s.theater_id, 0))
-        for s in rows
-    ]
+    result = []
+    for s in rows:
+        # Seats blocked for the show are out of its total, as seats blocked for the theater are.
+        total = max(0, capacities.get(s.theater_id, 0) - s.show_blocked)
+        result.append(ScheduleRow(s, max(0, total - s.reserved), total))
+    return result
 
 
 def schedules_upcoming(
@@ -265,21 +281,53 @@ class SeatMap:
 
 
 def seat_map_get(*, schedule: Schedule) -> SeatMap:
-    """Every seat of the show's theater with its state (two queries, whatever the size)."""
+    """Every seat of the show's theater with its state (two queries, whatever the size); a seat blocked for the
+    show alone is blocked, as one blocked for the theater."""
     reserved = dict(
         ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", "reservation_id")
     )
     seats: list[SeatState] = []
     counts = {"available": 0, "reserved": 0, "blocked": 0}
+    show_blocked = Exists(ShowSeatBlock.objects.filter(schedule=schedule, seat=OuterRef("pk")))
     for pk, label, row, column, blocked in (
         Seat.objects.filter(theater_id=schedule.theater_id)
+        .annotate(not_for_sale=Q(blocked=True) | show_blocked)
         .order_by("row", "column")
-        .values_list("id", "label", "row", "column", "blocked")
+        .values_list("id", "label", "row", "column", "not_for_sale")
     ):
         status = "reserved" if pk in reserved else "blocked" if blocked else "available"
         counts[status] += 1
         seats.append(SeatState(label, row, column, status, reserved.get(pk)))
     return SeatMap(schedule, seats, counts["available"], counts["reserved"], counts["blocked"])
+
+
+@dataclass(frozen=True, slots=True)
+class ShowSeatGrid:
+    labels: list[str]  # every seat of the show's theater, by row and column
+    show_blocked: list[str]  # the seats blocked for this show alone
+    states: dict[
+        str, str
+    ]  # seats not to tick for the show: "reserved" (sold at it), "theater" (blocked for every show)
+
+
+def show_seat_grid(*, schedule: Schedule) -> ShowSeatGrid:
+    """What the admin's grid of a show's seat blocks shows (three queries)."""
+    reserved = set(ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", flat=True))
+    blocked = set(ShowSeatBlock.objects.filter(schedule=schedule).values_list("seat_id", flat=True))
+    labels, show_blocked, states = [], [], {}
+    for pk, label, theater_blocked in (
+        Seat.objects.filter(theater_id=schedule.theater_id)
+        .order_by("row", "column")
+        .values_list("id", "label", "blocked")
+    ):
+        labels.append(label)
+        if pk in blocked:
+            show_blocked.append(label)
+        if pk in reserved:
+            states[label] = "reserved"
+        elif theater_blocked:
+            states[label] = "theater"
+    return ShowSeatGrid(labels, show_blocked, states)
 
 
 def seat_suggestions(*, seat_map: SeatMap, theater: Theater, count: int, limit: int = 3) -> list[list[SeatState]]:

@@ -127,3 +127,37 @@ def test_print_pages_need_the_reservations_view_permission(client, django_user_m
     clerk.user_permissions.add(Permission.objects.get(codename="view_reservation"))
     client.force_login(django_user_model.objects.get(pk=clerk.pk))
     assert [client.get(url).status_code for url in urls] == [200, 200]
+
+
+def test_seats_blocked_for_one_show_with_the_keyboard(admin_login, live_server):
+    """The show's page blocks seats for it alone with the theater's seat grid: Tab reaches each seat that can be
+    blocked, Space ticks it; a sold seat and a seat the theater blocks cannot be ticked."""
+    from cinema.models import ShowSeatBlock
+
+    theater = make_theater("シアター1", rows=3, columns=4, blocked={"A1"})
+    show = make_schedule(make_movie(), theater, timezone.localdate() + datetime.timedelta(days=1), "18:00")
+    services.reservation_create(schedule_id=show.public_id, seats=["B1"], password="mypassword123")
+    page = admin_login()
+    page.goto(f"{live_server.url}/admin/cinema/schedule/{show.pk}/change/")
+    grid = ".cinema-seat-grid"
+    assert page.is_disabled(f'{grid} input[value="A1"]') and page.is_disabled(f'{grid} input[value="B1"]')
+    page.focus(f'{grid} input[value="A2"]')
+    page.keyboard.press("Space")  # A2: blocked
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # A4
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")  # B2 (B1 is sold: no tab stop)
+    assert page.evaluate("document.activeElement.value") == "B2"
+    outline = page.eval_on_selector(
+        f'{grid} label[for="{page.evaluate("document.activeElement.id")}"]', "el => getComputedStyle(el).outlineStyle"
+    )
+    assert outline == "solid"  # its label shows the focus
+    page.screenshot(path="/tmp/cinema-show-seat-blocks.png", full_page=True)
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".messagelist")
+    assert page.eval_on_selector('.cinema-seat-map [data-seat="A2"]', "el => el.className") == "seat blocked"
+    try:
+        blocked = set(ShowSeatBlock.objects.filter(schedule=show).values_list("seat__label", flat=True))
+    finally:
+        connection.close()
+    assert blocked == {"A2", "A4"}
