@@ -262,14 +262,39 @@ class ScheduleAdmin(StaffModelAdmin):
         return obj.n_sold
 
     def get_urls(self):
-        view = self.admin_site.admin_view(self.print_view)
-        return [path("<int:pk>/print/", view, name="cinema_schedule_print"), *super().get_urls()]
+        printed = self.admin_site.admin_view(self.print_view)
+        holders = self.admin_site.admin_view(self.holders_view)
+        return [
+            path("<int:pk>/print/", printed, name="cinema_schedule_print"),
+            path("<int:pk>/holders/", holders, name="cinema_schedule_holders"),
+            *super().get_urls(),
+        ]
 
-    def print_view(self, request, pk: int):
-        """The show's seat map and who holds each seat, for paper (the names need the reservations' view right)."""
+    def _show_with_names(self, request, pk: int) -> Schedule:
+        """The show, for staff who may view it and its reservations (its pages name customers)."""
         schedule = get_object_or_404(Schedule.objects.select_related("movie", "theater"), pk=pk)
         if not (self.has_view_permission(request, schedule) and request.user.has_perm("cinema.view_reservation")):
             raise PermissionDenied
+        return schedule
+
+    def holders_view(self, request, pk: int):
+        """Who holds (or held) each seat of the show, searchable by seat, reservation id or name (`?q=`)."""
+        schedule = self._show_with_names(request, pk)
+        query = request.GET.get("q", "")[:200]
+        title = gettext("Seat holders of %(show)s") % {"show": schedule.public_id}
+        return model_page(
+            self,
+            request,
+            "admin/cinema/schedule/holders.html",
+            title=title,
+            original=schedule,
+            query=query,
+            holders=selectors.show_seat_holders(schedule=schedule, query=query),
+        )
+
+    def print_view(self, request, pk: int):
+        """The show's seat map and who holds each seat, for paper (the names need the reservations' view right)."""
+        schedule = self._show_with_names(request, pk)
         sheets = [selectors.show_sheet(schedule=schedule)]
         title = gettext("Seat map of %(show)s") % {"show": schedule.public_id}
         return model_page(

@@ -16,6 +16,8 @@ from django.db.models import Count, Exists, F, OuterRef, Q, StringAgg, Subquery,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from mcpsite.core.text import search_key
+
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, ShowSeatBlock, Theater, seat_order
 from .search import match_score, normalize
 
@@ -523,6 +525,38 @@ def show_sheet(*, schedule: Schedule) -> ShowSheet:
         .values_list("seat__label", "reservation_id", "reservation__public_id", "reservation__customer_name")
     ]
     return ShowSheet(seat_map_get(schedule=schedule), bookings)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatHolder:
+    seat_id: str
+    reservation_pk: int
+    reservation_id: str
+    customer_name: str
+    status: str  # the reservation's: confirmed (it holds the seat) or cancelled (it did)
+
+
+def show_seat_holders(*, schedule: Schedule, query: str = "") -> list[SeatHolder]:
+    """Every seat a reservation of the show holds or held, by seat and then the live one first (one query); with
+    `query`, those whose seat, reservation id or customer name hold each of its words, folded as product search
+    folds (`search_key`: width, case, hiragana and katakana, long vowel marks: ﾃﾞﾓ and でも find デモ顧客)."""
+    rows = (
+        ReservedSeat.objects.filter(schedule=schedule)
+        .order_by("seat__row", "seat__column", "-active", "-reservation__reserved_at")
+        .values_list(
+            "seat__label", "reservation_id", "reservation__public_id", "reservation__customer_name",
+            "reservation__status",
+        )
+    )  # fmt: skip
+    holders = [SeatHolder(*row) for row in rows]
+    terms = search_key(query).split()
+    if not terms:
+        return holders
+    return [
+        holder
+        for holder in holders
+        if all(term in search_key(f"{holder.seat_id} {holder.reservation_id} {holder.customer_name}") for term in terms)
+    ]
 
 
 def day_sheets(*, theater: Theater, date: datetime.date) -> list[ShowSheet]:

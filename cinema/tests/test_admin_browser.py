@@ -161,3 +161,23 @@ def test_seats_blocked_for_one_show_with_the_keyboard(admin_login, live_server):
     finally:
         connection.close()
     assert blocked == {"A2", "A4"}
+
+
+def test_seat_holders_page_searches_kana_folded(admin_login, live_server):
+    """From the show's page to its seat holders; ﾃﾞﾓ typed in the search box finds デモ顧客."""
+    theater = make_theater("シアター1", rows=3, columns=4)
+    show = make_schedule(make_movie(), theater, timezone.localdate() + datetime.timedelta(days=1), "18:00")
+    for name, seats in (("デモ顧客", ["A1", "A2"]), ("田中太郎", ["B3"])):
+        services.reservation_create(
+            schedule_id=show.public_id, seats=seats, password="mypassword123", customer_name=name
+        )
+    page = admin_login()
+    page.goto(f"{live_server.url}/admin/cinema/schedule/{show.pk}/change/")
+    page.click("text=座席の予約者")
+    assert page.locator("#seat-holders tbody tr").count() == 3
+    page.fill("#holders-q", "ﾃﾞﾓ")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"\?q="))
+    rows = page.locator("#seat-holders tbody tr").all_inner_texts()
+    page.screenshot(path="/tmp/cinema-seat-holders.png", full_page=True)
+    assert [row.split("\t")[0] for row in rows] == ["A1", "A2"] and all("デモ顧客" in row for row in rows)
