@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.db.models import Count, Exists, F, OuterRef, Q, StringAgg, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, StringAgg, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -41,17 +41,15 @@ def theater_capacities(*, theater_ids: Iterable[int]) -> dict[int, int]:
     return dict(rows)
 
 
+def _count_per_show(rows: QuerySet) -> Coalesce:
+    """How many of `rows` (filtered on `schedule=OuterRef("pk")`) a show has, as one annotation: a subquery per show."""
+    return Coalesce(Subquery(rows.order_by().values("schedule_id").annotate(n=Count("id")).values("n")), 0)
+
+
 def show_blocked_expression() -> Coalesce:
     """A show's seats blocked for it alone (not already blocked for the theater), as one annotation: what its
     theater's capacity loses at that show."""
-    blocked = (
-        ShowSeatBlock.objects.filter(schedule=OuterRef("pk"), seat__blocked=False)
-        .order_by()
-        .values("schedule_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    return Coalesce(Subquery(blocked), 0)
+    return _count_per_show(ShowSeatBlock.objects.filter(schedule=OuterRef("pk"), seat__blocked=False))
 
 
 # --- popularity -------------------------------------------------------------------------------
@@ -434,14 +432,7 @@ def schedule_sold_expression() -> Coalesce:
     """A show's booked seats (its active reserved seats), as one annotation: a subquery per show listed, on the
     reserved seats' schedule index. (A Count over a join would group the whole query, its row count and date
     bounds included.)"""
-    booked = (
-        ReservedSeat.objects.filter(schedule=OuterRef("pk"), active=True)
-        .order_by()
-        .values("schedule_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    return Coalesce(Subquery(booked), 0)
+    return _count_per_show(ReservedSeat.objects.filter(schedule=OuterRef("pk"), active=True))
 
 
 def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time | None = None) -> DayShows:
