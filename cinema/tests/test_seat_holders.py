@@ -76,6 +76,8 @@ def test_the_page_needs_the_reservations_view_permission(client, django_user_mod
     client.force_login(clerk)
     url = f"/admin/cinema/schedule/{holders_world['s001'].pk}/holders/"
     assert client.get(url).status_code == 403
+    change = client.get(f"/admin/cinema/schedule/{holders_world['s001'].pk}/change/").content.decode()
+    assert url not in change  # no link to a page it may not open
     clerk.user_permissions.add(Permission.objects.get(codename="view_reservation"))
     client.force_login(django_user_model.objects.get(pk=clerk.pk))
     assert client.get(url).status_code == 200
