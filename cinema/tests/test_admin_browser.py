@@ -12,6 +12,7 @@ from django.utils import timezone
 from cinema import services
 from cinema.models import Seat
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
+from mcpsite.tests.docs_images import screenshot_in_both_languages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -161,6 +162,8 @@ def test_seats_blocked_for_one_show_with_the_keyboard(admin_login, live_server):
     finally:
         connection.close()
     assert blocked == {"A2", "A4"}
+    change = f"{live_server.url}/admin/cinema/schedule/{show.pk}/change/"
+    screenshot_in_both_languages(page, change, ".field-blocked_seats", "show-seat-blocks")
 
 
 def test_seat_holders_page_searches_kana_folded(admin_login, live_server):
@@ -181,3 +184,4 @@ def test_seat_holders_page_searches_kana_folded(admin_login, live_server):
     rows = page.locator("#seat-holders tbody tr").all_inner_texts()
     page.screenshot(path="/tmp/cinema-seat-holders.png", full_page=True)
     assert [row.split("\t")[0] for row in rows] == ["A1", "A2"] and all("デモ顧客" in row for row in rows)
+    screenshot_in_both_languages(page, page.url, "#content-main", "seat-holders")

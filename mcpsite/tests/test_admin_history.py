@@ -15,6 +15,7 @@ from django.utils import translation
 from cinema import services
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
 from mcpsite.admin_history import field_changes, field_values
+from mcpsite.tests.docs_images import screenshot_in_both_languages
 
 pytestmark = pytest.mark.django_db
 
@@ -157,3 +158,4 @@ def test_the_history_page_shows_before_and_after_in_chromium(admin_login, live_s
         "変更後",
     ]
     assert "staff" in page.locator("#change-history tbody tr").first.inner_text()  # who made it
+    screenshot_in_both_languages(page, page.url, "#content-main", "change-history")
