@@ -50,9 +50,25 @@ class MovieAdmin(StaffModelAdmin):
 
 
 class SeatGridWidget(forms.CheckboxSelectMultiple):
-    """Checkboxes laid out as the theater's seat grid (ticked = blocked)."""
+    """Checkboxes laid out as the theater's seat grid (ticked = blocked). `seat_states` marks seats that cannot be
+    ticked here: "reserved" (sold at the show) and "theater" (blocked for every show of the theater)."""
 
     template_name = "admin/cinema/widgets/seat_grid.html"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seat_states: dict[str, str] = {}
+        self.kept: list[str] = []  # ticked seats whose boxes cannot be changed (a browser sends no disabled box)
+
+    def value_from_datadict(self, data, files, name):
+        return [*super().value_from_datadict(data, files, name), *self.kept]
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        option["state"] = self.seat_states.get(str(value), "")
+        if option["state"]:
+            option["attrs"]["disabled"] = True
+        return option
 
     def get_context(self, name, value, attrs):
         context = super().get_context(name, value, attrs)
@@ -164,11 +180,36 @@ class TheaterAdmin(StaffModelAdmin):
 
 
 class ScheduleForm(forms.ModelForm):
-    """A show's form, checked by the service's rules (no show in the past, no overlap, sold shows stay put)."""
+    """A show's form, checked by the service's rules (no show in the past, no overlap, sold shows stay put), with
+    the seats blocked for this show alone (the theater's seat grid: sold seats and the theater's blocks are shown,
+    not ticked here)."""
+
+    blocked_seats = forms.MultipleChoiceField(
+        required=False,
+        widget=SeatGridWidget,
+        label=_("Seats blocked for this show"),
+        help_text=_(
+            "Tick the seats not for sale at this show only (a broken seat, a seat held for a guest). Red: reserved. "
+            "Striped: blocked for every show of the theater (on the theater's page)."
+        ),
+    )
 
     class Meta:
         model = Schedule
         fields = ["movie", "theater", "date", "start_time", "end_time"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        field = self.fields["blocked_seats"]
+        if self.instance.pk is None:
+            field.help_text = _("Save the show first; then tick the seats to block for it.")
+            return
+        grid = selectors.show_seat_grid(schedule=self.instance)
+        field.choices = [(label, label) for label in grid.labels]  # type: ignore[attr-defined]  # a MultipleChoiceField
+        field.initial = grid.show_blocked
+        field.widget.seat_states = grid.states
+        # A seat blocked for the show and then for the theater keeps its block.
+        field.widget.kept = [label for label in grid.show_blocked if label in grid.states]
 
     def clean(self):
         data = super().clean() or {}
@@ -181,6 +222,12 @@ class ScheduleForm(forms.ModelForm):
         )
         try:
             services.schedule_validate(schedule=candidate)
+            if self.instance.pk is not None and "blocked_seats" in self.changed_data:
+                if candidate.theater_id != self.instance.theater_id:
+                    raise forms.ValidationError(
+                        _("Save the show in its new theater first; then block seats for it."), code="theater"
+                    )
+                services.show_seat_blocks_validate(schedule=self.instance, seats=data["blocked_seats"])
         except ApplicationError as exc:
             raise forms.ValidationError(exc.human) from None
         return data
@@ -198,7 +245,7 @@ class ScheduleAdmin(StaffModelAdmin):
     list_select_related = ["movie", "theater"]
     autocomplete_fields = ["movie"]
     readonly_fields = ["public_id"]
-    fields = ["public_id", "movie", "theater", "date", "start_time", "end_time"]
+    fields = ["public_id", "movie", "theater", "date", "start_time", "end_time", "blocked_seats"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_sold=selectors.schedule_sold_expression())
@@ -215,14 +262,39 @@ class ScheduleAdmin(StaffModelAdmin):
         return obj.n_sold
 
     def get_urls(self):
-        view = self.admin_site.admin_view(self.print_view)
-        return [path("<int:pk>/print/", view, name="cinema_schedule_print"), *super().get_urls()]
+        printed = self.admin_site.admin_view(self.print_view)
+        holders = self.admin_site.admin_view(self.holders_view)
+        return [
+            path("<int:pk>/print/", printed, name="cinema_schedule_print"),
+            path("<int:pk>/holders/", holders, name="cinema_schedule_holders"),
+            *super().get_urls(),
+        ]
 
-    def print_view(self, request, pk: int):
-        """The show's seat map and who holds each seat, for paper (the names need the reservations' view right)."""
+    def _show_with_names(self, request, pk: int) -> Schedule:
+        """The show, for staff who may view it and its reservations (its pages name customers)."""
         schedule = get_object_or_404(Schedule.objects.select_related("movie", "theater"), pk=pk)
         if not (self.has_view_permission(request, schedule) and request.user.has_perm("cinema.view_reservation")):
             raise PermissionDenied
+        return schedule
+
+    def holders_view(self, request, pk: int):
+        """Who holds (or held) each seat of the show, searchable by seat, reservation id or name (`?q=`)."""
+        schedule = self._show_with_names(request, pk)
+        query = request.GET.get("q", "")[:200]
+        title = gettext("Seat holders of %(show)s") % {"show": schedule.public_id}
+        return model_page(
+            self,
+            request,
+            "admin/cinema/schedule/holders.html",
+            title=title,
+            original=schedule,
+            query=query,
+            holders=selectors.show_seat_holders(schedule=schedule, query=query),
+        )
+
+    def print_view(self, request, pk: int):
+        """The show's seat map and who holds each seat, for paper (the names need the reservations' view right)."""
+        schedule = self._show_with_names(request, pk)
         sheets = [selectors.show_sheet(schedule=schedule)]
         title = gettext("Seat map of %(show)s") % {"show": schedule.public_id}
         return model_page(
@@ -231,6 +303,8 @@ class ScheduleAdmin(StaffModelAdmin):
 
     def save_model(self, request, obj, form, change):
         services.schedule_save(schedule=obj)
+        if change and "blocked_seats" in form.changed_data:
+            services.show_seat_blocks_set(schedule=obj, seats=form.cleaned_data["blocked_seats"], actor=request.user)
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         # The seat map under the form (admin/cinema/schedule/change_form.html); a reserved seat links to its

@@ -250,6 +250,39 @@ class ReservedSeat(models.Model):
         return f"{self.reservation_id}:{self.seat_id}"
 
 
+class ShowSeatBlock(models.Model):
+    """A seat not for sale at one show (a seat broken for one screening, a seat held for a guest), beside the
+    theater-wide `Seat.blocked`; the tools treat both alike.
+
+    The database keeps (migration 0006, on PostgreSQL and SQLite): the seat is a seat of the show's theater, a seat
+    an active reservation of the show holds is never blocked for it, a blocked seat is never booked, and a show with
+    blocked seats keeps its theater."""
+
+    schedule = models.ForeignKey(
+        Schedule, on_delete=models.CASCADE, related_name="seat_blocks", verbose_name=_("schedule")
+    )
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="show_blocks", verbose_name=_("seat"))
+    blocked_at = models.DateTimeField(_("blocked at"))
+    blocked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("blocked by"),
+    )
+
+    class Meta:
+        verbose_name = _("seat blocked for a show")
+        verbose_name_plural = _("seats blocked for a show")
+        constraints = [
+            models.UniqueConstraint(fields=["schedule", "seat"], name="cinema_show_seat_block_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.schedule_id}:{self.seat_id}"
+
+
 def reservation_number(day: datetime.date, n: int) -> str:
     """The reservation number of the `n`th booking of `day`: r20260220001, at least three digits (r202602201000).
 

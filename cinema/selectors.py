@@ -12,11 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.db.models import Count, F, OuterRef, Q, StringAgg, Subquery, Value
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, StringAgg, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater, seat_order
+from mcpsite.core.text import search_key
+
+from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, ShowSeatBlock, Theater, seat_order
 from .search import match_score, normalize
 
 # Recommendation rule (docs/apps/cinema.md), by the seed's 評価・ジャンル・人気度: a film is recommended when it is
@@ -37,6 +39,17 @@ def theater_capacities(*, theater_ids: Iterable[int]) -> dict[int, int]:
         .values_list("theater_id", "n")
     )
     return dict(rows)
+
+
+def _count_per_show(rows: QuerySet) -> Coalesce:
+    """How many of `rows` (filtered on `schedule=OuterRef("pk")`) a show has, as one annotation: a subquery per show."""
+    return Coalesce(Subquery(rows.order_by().values("schedule_id").annotate(n=Count("id")).values("n")), 0)
+
+
+def show_blocked_expression() -> Coalesce:
+    """A show's seats blocked for it alone (not already blocked for the theater), as one annotation: what its
+    theater's capacity loses at that show."""
+    return _count_per_show(ShowSeatBlock.objects.filter(schedule=OuterRef("pk"), seat__blocked=False))
 
 
 # --- popularity -------------------------------------------------------------------------------
@@ -67,9 +80,9 @@ def movie_popularity(*, start: datetime.date, end: datetime.date | None = None) 
     those shows; a film's capacity is the sellable seats of all its shows in the period (three queries)."""
     end = start if end is None else end
     shows = list(
-        Schedule.objects.filter(date__range=(start, end)).values_list(
-            "movie_id", "movie__public_id", "movie__title", "theater_id"
-        )
+        Schedule.objects.filter(date__range=(start, end))
+        .annotate(show_blocked=show_blocked_expression())
+        .values_list("movie_id", "movie__public_id", "movie__title", "theater_id", "show_blocked")
     )
     booked = dict(
         ReservedSeat.objects.filter(schedule__date__range=(start, end), active=True)
@@ -77,11 +90,11 @@ def movie_popularity(*, start: datetime.date, end: datetime.date | None = None) 
         .annotate(n=Count("id"))
         .values_list("schedule__movie_id", "n")
     )
-    capacities = theater_capacities(theater_ids=(theater_id for *_rest, theater_id in shows))
+    capacities = theater_capacities(theater_ids=(show[3] for show in shows))
     films: dict[int, dict] = {}
-    for movie_pk, public_id, title, theater_id in shows:
+    for movie_pk, public_id, title, theater_id, show_blocked in shows:
         film = films.setdefault(movie_pk, {"movie_id": public_id, "title": title, "capacity": 0})
-        film["capacity"] += capacities.get(theater_id, 0)
+        film["capacity"] += max(0, capacities.get(theater_id, 0) - show_blocked)
     top = max((booked.get(pk, 0) for pk in films), default=0)
     scored = [
         (
@@ -198,7 +211,8 @@ def schedule_list(
             reserved=Count(
                 "reserved_seats",
                 filter=Q(reserved_seats__active=True, reserved_seats__seat__blocked=False),
-            )
+            ),
+            show_blocked=show_blocked_expression(),
         )
         .order_by("date", "start_time", "theater__public_id")
     )
@@ -207,10 +221,12 @@ def schedule_list(
         shows = shows.filter(Q(date__gt=local.date()) | Q(date=local.date(), start_time__gt=local.time()))
     rows = list(shows)
     capacities = theater_capacities(theater_ids=(s.theater_id for s in rows))
-    return [
-        ScheduleRow(s, max(0, capacities.get(s.theater_id, 0) - s.reserved), capacities.get(s.theater_id, 0))
-        for s in rows
-    ]
+    result = []
+    for s in rows:
+        # Seats blocked for the show are out of its total, as seats blocked for the theater are.
+        total = max(0, capacities.get(s.theater_id, 0) - s.show_blocked)
+        result.append(ScheduleRow(s, max(0, total - s.reserved), total))
+    return result
 
 
 def schedules_upcoming(
@@ -265,21 +281,53 @@ class SeatMap:
 
 
 def seat_map_get(*, schedule: Schedule) -> SeatMap:
-    """Every seat of the show's theater with its state (two queries, whatever the size)."""
+    """Every seat of the show's theater with its state (two queries, whatever the size); a seat blocked for the
+    show alone is blocked, as one blocked for the theater."""
     reserved = dict(
         ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", "reservation_id")
     )
     seats: list[SeatState] = []
     counts = {"available": 0, "reserved": 0, "blocked": 0}
+    show_blocked = Exists(ShowSeatBlock.objects.filter(schedule=schedule, seat=OuterRef("pk")))
     for pk, label, row, column, blocked in (
         Seat.objects.filter(theater_id=schedule.theater_id)
+        .annotate(not_for_sale=Q(blocked=True) | show_blocked)
         .order_by("row", "column")
-        .values_list("id", "label", "row", "column", "blocked")
+        .values_list("id", "label", "row", "column", "not_for_sale")
     ):
         status = "reserved" if pk in reserved else "blocked" if blocked else "available"
         counts[status] += 1
         seats.append(SeatState(label, row, column, status, reserved.get(pk)))
     return SeatMap(schedule, seats, counts["available"], counts["reserved"], counts["blocked"])
+
+
+@dataclass(frozen=True, slots=True)
+class ShowSeatGrid:
+    labels: list[str]  # every seat of the show's theater, by row and column
+    show_blocked: list[str]  # the seats blocked for this show alone
+    states: dict[
+        str, str
+    ]  # seats not to tick for the show: "reserved" (sold at it), "theater" (blocked for every show)
+
+
+def show_seat_grid(*, schedule: Schedule) -> ShowSeatGrid:
+    """What the admin's grid of a show's seat blocks shows (three queries)."""
+    reserved = set(ReservedSeat.objects.filter(schedule=schedule, active=True).values_list("seat_id", flat=True))
+    blocked = set(ShowSeatBlock.objects.filter(schedule=schedule).values_list("seat_id", flat=True))
+    labels, show_blocked, states = [], [], {}
+    for pk, label, theater_blocked in (
+        Seat.objects.filter(theater_id=schedule.theater_id)
+        .order_by("row", "column")
+        .values_list("id", "label", "blocked")
+    ):
+        labels.append(label)
+        if pk in blocked:
+            show_blocked.append(label)
+        if pk in reserved:
+            states[label] = "reserved"
+        elif theater_blocked:
+            states[label] = "theater"
+    return ShowSeatGrid(labels, show_blocked, states)
 
 
 def seat_suggestions(*, seat_map: SeatMap, theater: Theater, count: int, limit: int = 3) -> list[list[SeatState]]:
@@ -384,14 +432,7 @@ def schedule_sold_expression() -> Coalesce:
     """A show's booked seats (its active reserved seats), as one annotation: a subquery per show listed, on the
     reserved seats' schedule index. (A Count over a join would group the whole query, its row count and date
     bounds included.)"""
-    booked = (
-        ReservedSeat.objects.filter(schedule=OuterRef("pk"), active=True)
-        .order_by()
-        .values("schedule_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    return Coalesce(Subquery(booked), 0)
+    return _count_per_show(ReservedSeat.objects.filter(schedule=OuterRef("pk"), active=True))
 
 
 def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time | None = None) -> DayShows:
@@ -475,6 +516,38 @@ def show_sheet(*, schedule: Schedule) -> ShowSheet:
         .values_list("seat__label", "reservation_id", "reservation__public_id", "reservation__customer_name")
     ]
     return ShowSheet(seat_map_get(schedule=schedule), bookings)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatHolder:
+    seat_id: str
+    reservation_pk: int
+    reservation_id: str
+    customer_name: str
+    status: str  # the reservation's: confirmed (it holds the seat) or cancelled (it did)
+
+
+def show_seat_holders(*, schedule: Schedule, query: str = "") -> list[SeatHolder]:
+    """Every seat a reservation of the show holds or held, by seat and then the live one first (one query); with
+    `query`, those whose seat, reservation id or customer name hold each of its words, folded as product search
+    folds (`search_key`: width, case, hiragana and katakana, long vowel marks: ﾃﾞﾓ and でも find デモ顧客)."""
+    rows = (
+        ReservedSeat.objects.filter(schedule=schedule)
+        .order_by("seat__row", "seat__column", "-active", "-reservation__reserved_at")
+        .values_list(
+            "seat__label", "reservation_id", "reservation__public_id", "reservation__customer_name",
+            "reservation__status",
+        )
+    )  # fmt: skip
+    holders = [SeatHolder(*row) for row in rows]
+    terms = search_key(query).split()
+    if not terms:
+        return holders
+    return [
+        holder
+        for holder in holders
+        if all(term in search_key(f"{holder.seat_id} {holder.reservation_id} {holder.customer_name}") for term in terms)
+    ]
 
 
 def day_sheets(*, theater: Theater, date: datetime.date) -> list[ShowSheet]:

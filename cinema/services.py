@@ -2,7 +2,9 @@
 
 Lock order (every write takes its locks in this order, so two writers never wait on each other
 in a cycle): the reservation → the day's reservation-id counter → the seats (in seat order). A booking
-takes no lock on the show: the partial unique index refuses a seat sold twice.
+takes no lock on the show: the partial unique index refuses a seat sold twice. Its seats hold the show
+FOR KEY SHARE (their foreign key, migration 0004's trigger), which a show's seat blocks wait for: they lock
+the show FOR UPDATE, and nothing else.
 Passwords are hashed before any transaction opens, so locks are held for milliseconds, not for
 the argon2 computation, and on the process's hashing threads (mcpsite.hashers), one per core.
 """
@@ -38,6 +40,7 @@ from .models import (
     ReservedSeat,
     Schedule,
     Seat,
+    ShowSeatBlock,
     Theater,
     reservation_number,
     seat_order,
@@ -297,9 +300,11 @@ def reservation_create(
             schedule=schedule, seats=seat_rows, customer_name=name, password_hash=hashed, now=now
         )
     except IntegrityError:
-        # The partial unique index refused a seat another booking took after our check; nothing was written
-        # (the counter's increment is rolled back too, so numbers stay gapless). Report it as the conflict it is.
+        # The partial unique index refused a seat another booking took after our check, or the database a seat
+        # blocked for the show meanwhile (migration 0006); nothing was written (the counter's increment is rolled
+        # back too, so numbers stay gapless). Report it as the refusal it is.
         seats_read = _seats_for_booking(schedule=schedule, labels=labels)
+        _seats_in_order(schedule=schedule, labels=labels, seats=seats_read)
         taken = _taken_labels(schedule=schedule, seats=[seats_read[label] for label in labels if label in seats_read])
         if not taken:
             raise
@@ -394,7 +399,12 @@ def reservation_cancel(*, reservation: Reservation, source: str, actor: User | N
 
 SCHEDULE_SLOT_FIELDS = ("theater_id", "date", "start_time", "end_time")
 # The database's names for the rules below (migration 0004, and the model's one show per slot).
-SCHEDULE_RULES = ("cinema_schedule_no_overlap", "cinema_reserved_seat_in_theater", "cinema_schedule_one_show_per_slot")
+SCHEDULE_RULES = (
+    "cinema_schedule_no_overlap",
+    "cinema_reserved_seat_in_theater",
+    "cinema_schedule_one_show_per_slot",
+    "cinema_schedule_blocks_keep_theater",
+)
 
 
 def show_span(*, date: datetime.date, start: datetime.time, end: datetime.time) -> tuple[datetime.datetime, ...]:
@@ -418,7 +428,8 @@ def schedule_validate(*, schedule: Schedule, now: datetime.datetime | None = Non
     - A show is never created, or moved, into the past (InvalidParams).
     - A show whose reservations hold seats keeps its theater, date and times (Conflict): the seats were sold for
       that theater at that time. Cancel the reservations first, or add a new show. A show whose cancelled
-      reservations name seats keeps its theater (the history names that theater's seats).
+      reservations name seats keeps its theater (the history names that theater's seats), and so does a show with
+      seats blocked for it.
     - Two shows in one theater never overlap (Conflict); back to back is fine.
     """
     schedule.end_time_fill()
@@ -452,6 +463,18 @@ def schedule_validate(*, schedule: Schedule, now: datetime.datetime | None = Non
                     gettext_noop(
                         "Show %(show)s has cancelled reservations that name seats of its theater: its theater "
                         "cannot change. Add a new show instead."
+                    ),
+                    show=schedule.public_id,
+                )
+            )
+        if (
+            stored["theater_id"] != schedule.theater_id
+            and ShowSeatBlock.objects.filter(schedule_id=schedule.pk).exists()
+        ):
+            raise Conflict(
+                data=Message(
+                    gettext_noop(
+                        "Show %(show)s has seats blocked for it: its theater cannot change. Unblock them first."
                     ),
                     show=schedule.public_id,
                 )
@@ -521,6 +544,86 @@ def schedule_save(*, schedule: Schedule, now: datetime.datetime | None = None) -
         if existing:
             _seat_map_changed_on_commit(schedule)
     return schedule
+
+
+# --- seats blocked for one show ----------------------------------------------------------------
+
+# The database's names for a block's rules (migration 0006).
+SEAT_BLOCK_RULES = ("cinema_show_seat_block_in_theater", "cinema_show_seat_block_unsold")
+
+
+def _show_lock(schedule: Schedule) -> Schedule:
+    # Locks the show (FOR UPDATE): a booking in flight (its seats hold the show FOR KEY SHARE) ends first and is seen
+    # by the check that follows; one that comes later waits for this transaction and then sees the blocks.
+    return Schedule.objects.select_for_update(of=("self",)).select_related("theater").get(pk=schedule.pk)
+
+
+def show_seat_blocks_validate(*, schedule: Schedule, seats: Iterable[str]) -> dict[str, int]:
+    """The seats of `seats` not yet blocked for the show, {label: seat pk} in seat order; InvalidParams for a label
+    its theater lacks, Conflict for a seat an active reservation of the show holds (cancel it first)."""
+    labels = set(seats)
+    in_theater = dict(Seat.objects.filter(theater_id=schedule.theater_id, label__in=labels).values_list("label", "pk"))
+    unknown = sorted(labels - in_theater.keys(), key=seat_order)
+    if unknown:
+        raise InvalidParams(
+            data=Message(
+                gettext_noop("No such seat in %(theater)s: %(seats)s"),
+                theater=schedule.theater.name,
+                seats=", ".join(unknown),
+            )
+        )
+    current = set(ShowSeatBlock.objects.filter(schedule=schedule).values_list("seat__label", flat=True))
+    added = sorted(labels - current, key=seat_order)
+    sold = sorted(
+        ReservedSeat.objects.filter(schedule=schedule, active=True, seat__label__in=added).values_list(
+            "seat__label", flat=True
+        ),
+        key=seat_order,
+    )
+    if sold:
+        raise Conflict(
+            data=Message(
+                gettext_noop("These seats are reserved at show %(show)s; cancel their reservations first: %(seats)s"),
+                show=schedule.public_id,
+                seats=", ".join(sold),
+            )
+        )
+    return {label: in_theater[label] for label in added}
+
+
+def show_seat_blocks_set(
+    *, schedule: Schedule, seats: Iterable[str], actor: User | None = None, now: datetime.datetime | None = None
+) -> list[str]:
+    """Make `seats` (labels of the show's theater) exactly the seats blocked for the show `schedule`, beside the
+    theater's own blocks (`show_seat_blocks_validate`'s refusals); the labels blocked for it, in seat order.
+
+    Bookings and blocks of one show never cross: this locks the show, which a booking's seats hold while it is in
+    flight, and the database refuses the later one's row either way (migration 0006).
+    """
+    labels = set(seats)
+    now = now or timezone.now()
+    # Not durable: the admin calls this inside its own change-form transaction.
+    with transaction.atomic():
+        schedule = _show_lock(schedule)
+        added = show_seat_blocks_validate(schedule=schedule, seats=labels)
+        removed = ShowSeatBlock.objects.filter(schedule=schedule).exclude(seat__label__in=labels).delete()[0]
+        try:
+            with transaction.atomic():
+                ShowSeatBlock.objects.bulk_create(
+                    [
+                        ShowSeatBlock(schedule=schedule, seat_id=pk, blocked_at=now, blocked_by=actor)
+                        for pk in added.values()
+                    ]
+                )
+        except IntegrityError as exc:
+            if not any(name in str(exc) for name in SEAT_BLOCK_RULES):
+                raise
+            raise Conflict(
+                data=Message(gettext_noop("A seat of this show was booked meanwhile; check and save again."))
+            ) from None
+        if added or removed:
+            _seat_map_changed_on_commit(schedule)
+    return sorted(labels, key=seat_order)
 
 
 # --- theaters ---------------------------------------------------------------------------------

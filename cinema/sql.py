@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import connection
 
-from .models import Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, Theater
+from .models import Reservation, ReservationDayCounter, ReservedSeat, Schedule, Seat, ShowSeatBlock, Theater
 
 
 def _sold(show: str) -> str:
@@ -23,19 +23,26 @@ def _sold(show: str) -> str:
     return f"EXISTS (SELECT 1 FROM {sold} r WHERE r.schedule_id = {show} AND r.seat_id = s.id AND r.active)"
 
 
+def _blocked(show: str) -> str:
+    """Whether the seat `s` is not for sale at the show `show`: blocked for the theater, or for that show."""
+    blocks = connection.ops.quote_name(ShowSeatBlock._meta.db_table)
+    return f"(s.blocked OR EXISTS (SELECT 1 FROM {blocks} b WHERE b.schedule_id = {show} AND b.seat_id = s.id))"
+
+
 def _labels_in(labels: list[str]) -> str:
     return f"s.label IN ({', '.join(['%s'] * len(labels))})"
 
 
 def show_and_seats(*, public_id: str, labels: list[str]) -> list[tuple[Any, ...]]:
     """The show `public_id` with its seats `labels`, one row a seat (schedule id, theater id, date, start time,
-    theater name, seat id, label, blocked, sold); one row with a NULL seat when it has none of them, no rows when
-    there is no such show."""
+    theater name, seat id, label, blocked for the theater or the show, sold); one row with a NULL seat when it has
+    none of them, no rows when there is no such show."""
     quote = connection.ops.quote_name
     schedules, theaters, seats = (quote(m._meta.db_table) for m in (Schedule, Theater, Seat))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT sc.id, sc.theater_id, sc.date, sc.start_time, t.name, s.id, s.label, s.blocked, {_sold('sc.id')} "
+            f"SELECT sc.id, sc.theater_id, sc.date, sc.start_time, t.name, s.id, s.label, {_blocked('sc.id')}, "
+            f"{_sold('sc.id')} "
             f"FROM {schedules} sc JOIN {theaters} t ON t.id = sc.theater_id "
             f"LEFT JOIN {seats} s ON s.theater_id = sc.theater_id AND {_labels_in(labels)} WHERE sc.public_id = %s",
             [*labels, public_id],
@@ -44,13 +51,14 @@ def show_and_seats(*, public_id: str, labels: list[str]) -> list[tuple[Any, ...]
 
 
 def seats(*, schedule_pk: int, theater_pk: int, labels: list[str]) -> list[tuple[Any, ...]]:
-    """The seats `labels` of the theater, one row each (id, label, blocked, sold for the show `schedule_pk`)."""
+    """The seats `labels` of the theater, one row each (id, label, blocked for the theater or the show `schedule_pk`,
+    sold for it)."""
     table = connection.ops.quote_name(Seat._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT s.id, s.label, s.blocked, {_sold('%s')} FROM {table} s "
+            f"SELECT s.id, s.label, {_blocked('%s')}, {_sold('%s')} FROM {table} s "
             f"WHERE s.theater_id = %s AND {_labels_in(labels)}",
-            [schedule_pk, theater_pk, *labels],
+            [schedule_pk, schedule_pk, theater_pk, *labels],
         )
         return cursor.fetchall()
 

@@ -51,7 +51,8 @@ def grantable_scopes(user) -> set[str]:
 
 
 class StaffModelAdmin(admin.ModelAdmin):
-    """The project's ModelAdmin: no changelist lookup on a secret field, whatever the user's permissions."""
+    """The project's ModelAdmin: no changelist lookup on a secret field, whatever the user's permissions; a history
+    that keeps each change's before and after."""
 
     def get_changeform_initial_data(self, request):
         """The add form's values from its address (`?movie=3&date=…`), each as its form field reads it, and only if
@@ -67,6 +68,12 @@ class StaffModelAdmin(admin.ModelAdmin):
             except (ValidationError, ValueError, OverflowError, TypeError):
                 continue
         return kept
+
+    def construct_change_message(self, request, form, formsets, add=False):
+        """Django's history message, with each changed field's before and after (mcpsite/admin_history.py)."""
+        from .admin_history import with_values
+
+        return with_values(super().construct_change_message(request, form, formsets, add), form=form, formsets=formsets)
 
     def lookup_allowed(self, lookup, value, request):
         if lookup_touches_secret(lookup):

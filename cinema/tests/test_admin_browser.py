@@ -12,6 +12,7 @@ from django.utils import timezone
 from cinema import services
 from cinema.models import Seat
 from cinema.tests.conftest import make_movie, make_schedule, make_theater
+from mcpsite.tests.docs_images import screenshot_in_both_languages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -127,3 +128,60 @@ def test_print_pages_need_the_reservations_view_permission(client, django_user_m
     clerk.user_permissions.add(Permission.objects.get(codename="view_reservation"))
     client.force_login(django_user_model.objects.get(pk=clerk.pk))
     assert [client.get(url).status_code for url in urls] == [200, 200]
+
+
+def test_seats_blocked_for_one_show_with_the_keyboard(admin_login, live_server):
+    """The show's page blocks seats for it alone with the theater's seat grid: Tab reaches each seat that can be
+    blocked, Space ticks it; a sold seat and a seat the theater blocks cannot be ticked."""
+    from cinema.models import ShowSeatBlock
+
+    theater = make_theater("シアター1", rows=3, columns=4, blocked={"A1"})
+    show = make_schedule(make_movie(), theater, timezone.localdate() + datetime.timedelta(days=1), "18:00")
+    services.reservation_create(schedule_id=show.public_id, seats=["B1"], password="mypassword123")
+    page = admin_login()
+    page.goto(f"{live_server.url}/admin/cinema/schedule/{show.pk}/change/")
+    grid = ".cinema-seat-grid"
+    assert page.is_disabled(f'{grid} input[value="A1"]') and page.is_disabled(f'{grid} input[value="B1"]')
+    page.focus(f'{grid} input[value="A2"]')
+    page.keyboard.press("Space")  # A2: blocked
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # A4
+    page.keyboard.press("Space")
+    page.keyboard.press("Tab")  # B2 (B1 is sold: no tab stop)
+    assert page.evaluate("document.activeElement.value") == "B2"
+    outline = page.eval_on_selector(
+        f'{grid} label[for="{page.evaluate("document.activeElement.id")}"]', "el => getComputedStyle(el).outlineStyle"
+    )
+    assert outline == "solid"  # its label shows the focus
+    page.screenshot(path="/tmp/cinema-show-seat-blocks.png", full_page=True)
+    page.click("input[name=_continue]")
+    page.wait_for_selector(".messagelist")
+    assert page.eval_on_selector('.cinema-seat-map [data-seat="A2"]', "el => el.className") == "seat blocked"
+    try:
+        blocked = set(ShowSeatBlock.objects.filter(schedule=show).values_list("seat__label", flat=True))
+    finally:
+        connection.close()
+    assert blocked == {"A2", "A4"}
+    change = f"{live_server.url}/admin/cinema/schedule/{show.pk}/change/"
+    screenshot_in_both_languages(page, change, ".field-blocked_seats", "show-seat-blocks")
+
+
+def test_seat_holders_page_searches_kana_folded(admin_login, live_server):
+    """From the show's page to its seat holders; ﾃﾞﾓ typed in the search box finds デモ顧客."""
+    theater = make_theater("シアター1", rows=3, columns=4)
+    show = make_schedule(make_movie(), theater, timezone.localdate() + datetime.timedelta(days=1), "18:00")
+    for name, seats in (("デモ顧客", ["A1", "A2"]), ("田中太郎", ["B3"])):
+        services.reservation_create(
+            schedule_id=show.public_id, seats=seats, password="mypassword123", customer_name=name
+        )
+    page = admin_login()
+    page.goto(f"{live_server.url}/admin/cinema/schedule/{show.pk}/change/")
+    page.click("text=座席の予約者")
+    assert page.locator("#seat-holders tbody tr").count() == 3
+    page.fill("#holders-q", "ﾃﾞﾓ")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"\?q="))
+    rows = page.locator("#seat-holders tbody tr").all_inner_texts()
+    page.screenshot(path="/tmp/cinema-seat-holders.png", full_page=True)
+    assert [row.split("\t")[0] for row in rows] == ["A1", "A2"] and all("デモ顧客" in row for row in rows)
+    screenshot_in_both_languages(page, page.url, "#content-main", "seat-holders")

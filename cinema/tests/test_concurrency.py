@@ -222,3 +222,82 @@ def test_control_counting_after_the_check_lets_more_guesses_through(monkeypatch,
     monkeypatch.setattr(services, "password_check", slow_wrong_check)
     _guess_all_at_once(reservation_id)
     assert len(checks) > 5, "checking before counting lets concurrent guesses past the limit"
+
+
+# --- a seat blocked for a show and booked at once ------------------------------------------------------------------
+
+ROUNDS = 5
+
+
+def _block_and_book_at_once(monkeypatch, *, slow: str) -> list[tuple[bool, bool]]:
+    """Each round, one thread blocks seat A<n> for the show while another books it, released together; `slow` is
+    the side that waits 0.1 s between its last check and its write (as a busy server would). Whether the seat
+    ended up blocked and whether it ended up sold, per round."""
+    from django.utils import timezone as tz
+
+    from cinema.models import ShowSeatBlock
+
+    schedule = _show()
+    monkeypatch.setattr(services, "password_hash", lambda password: "argon2$stand-in")
+
+    def slowly(func, side):
+        def called(**kwargs):
+            result = func(**kwargs)
+            if side == slow:
+                time.sleep(0.1)
+            return result
+
+        return called
+
+    monkeypatch.setattr(services, "_seats_for_booking", slowly(services._seats_for_booking, "booking"))
+    monkeypatch.setattr(services, "show_seat_blocks_validate", slowly(services.show_seat_blocks_validate, "block"))
+    outcomes = []
+    for n in range(1, ROUNDS + 1):
+        label = f"A{n}"
+
+        def attempt(i: int, label=label) -> str:
+            try:
+                if i == 0:
+                    services.show_seat_blocks_set(schedule=schedule, seats=[label], now=tz.now())
+                else:
+                    services.reservation_create(schedule_id=schedule.public_id, seats=[label], password="pw-123456")
+            except ApplicationError as exc:
+                return f"refused: {exc.human}"
+            return "done"
+
+        results, errors = run_together(attempt, 2)
+        assert errors == [], errors
+        blocked = ShowSeatBlock.objects.filter(schedule=schedule, seat__label=label).exists()
+        sold = ReservedSeat.objects.filter(schedule=schedule, seat__label=label, active=True).exists()
+        outcomes.append((blocked, sold))
+    return outcomes
+
+
+@pytest.mark.parametrize("slow", ["booking", "block"])
+def test_a_seat_is_never_both_blocked_for_a_show_and_sold(monkeypatch, slow):
+    outcomes = _block_and_book_at_once(monkeypatch, slow=slow)
+    assert all(blocked != sold for blocked, sold in outcomes), outcomes  # exactly one of the two won each round
+
+
+@pytest.mark.parametrize("slow", ["booking", "block"])
+def test_control_without_the_show_lock_and_the_triggers_a_blocked_seat_is_sold(monkeypatch, slow):
+    """No lock on the show and no trigger (migration 0006): the block and the booking both get in."""
+    from cinema.models import Schedule
+
+    monkeypatch.setattr(
+        services, "_show_lock", lambda schedule: Schedule.objects.select_related("theater").get(pk=schedule.pk)
+    )
+    triggers = [
+        ("cinema_showseatblock", "cinema_show_seat_block_valid_insert"),
+        ("cinema_reservedseat", "cinema_reserved_seat_not_blocked_insert"),
+    ]
+    with connection.cursor() as cursor:
+        for table, name in triggers:
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {name}")
+    try:
+        outcomes = _block_and_book_at_once(monkeypatch, slow=slow)
+    finally:
+        with connection.cursor() as cursor:
+            for table, name in triggers:
+                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {name}")
+    assert (True, True) in outcomes, outcomes

@@ -297,6 +297,7 @@ ROLES = {
 
 def superuser_paths(page, base: str, oauth_client, shot) -> list[str]:
     """Every admin URL the superuser reaches from the index, the staff pages, and a 403 every role meets."""
+    from cinema.models import Movie, Reservation
     from merchant.models import Product
 
     page.goto(base + "/admin/")
@@ -310,7 +311,10 @@ def superuser_paths(page, base: str, oauth_client, shot) -> list[str]:
         rows = admin_paths(page, base, "#result_list tbody a", r"/admin/[a-z_]+/[a-z_]+/[^/]+/change/")
         changes += rows[:1]
     product = Product.objects.order_by("pk").first()
+    sold = Reservation.objects.order_by("pk").values_list("schedule_id", flat=True).first()
     staff_pages = [
+        reverse("admin:cinema_schedule_holders", args=[sold]),
+        reverse("admin:cinema_movie_history", args=[Movie.objects.order_by("pk").values_list("pk", flat=True)[0]]),
         reverse("admin:ledger_balance_sheet"),
         reverse("admin:ledger_income_statement"),
         reverse("admin:ledger_income_statement") + "?start=2030-01-01&end=2020-01-01",  # the error message
