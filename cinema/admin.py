@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_dates import date_range, opens_at_today
 from mcpsite.admin_export import CsvExportMixin
-from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST
+from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST, FoldedSearchMixin
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
@@ -256,7 +256,7 @@ def cancel_log_message() -> str:
 
 
 @admin.register(Reservation)
-class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
+class ReservationAdmin(FoldedSearchMixin, CsvExportMixin, StaffModelAdmin):
     export_columns = [
         ("public_id", _("reservation ID")),
         "customer_name",
@@ -289,6 +289,7 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
     ]
     list_filter = ["status", "schedule__date", date_range("reserved_at"), "cancel_source", "schedule__theater"]
     search_fields = ["public_id", "customer_name"]
+    folded_search_key = "customer_key"  # ﾃﾞﾓ and でも find デモ顧客
     date_hierarchy = "reserved_at"
     change_list_template = BOUNDED_DATES_CHANGE_LIST  # no DISTINCT over every reservation's date
     list_select_related = ["schedule__movie", "schedule__theater", "cancelled_by"]

@@ -16,6 +16,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.core import text
+
 AMOUNT_DIGITS = 18
 AMOUNT_PLACES = 2
 # The largest line amount: 15 significant digits, what both databases hold exactly. SQLite keeps a decimal as an
@@ -70,6 +72,8 @@ class JournalEntry(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     date = models.DateField(_("date"), db_index=True)
     description = models.CharField(_("description"), max_length=500)
+    # The description folded by `search_key` for the staff's search; a trigram index on PostgreSQL.
+    search_key = models.TextField(_("description (folded)"), blank=True, editable=False, db_default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -102,6 +106,7 @@ class JournalEntry(models.Model):
         # Posted entries are immutable (PostgreSQL also refuses it with a trigger).
         if not self._state.adding:
             raise ImmutableError("Posted journal entries cannot be changed; post a reversal entry instead.")
+        self.search_key = text.search_key(self.description)
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):
