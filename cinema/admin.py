@@ -12,6 +12,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.widgets import AdminTimeWidget
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
@@ -27,6 +28,7 @@ from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST, FoldedSearchMixin
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
+from mcpsite.formats import TIME_INPUT_FORMAT
 
 from . import selectors, services
 from .models import Movie, Reservation, Schedule, Theater
@@ -169,6 +171,8 @@ class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
         fields = ["movie", "theater", "date", "start_time", "end_time"]
+        # Shows start on the minute: the times are written without seconds.
+        widgets = {name: AdminTimeWidget(format=TIME_INPUT_FORMAT) for name in ("start_time", "end_time")}
 
     def clean(self):
         data = super().clean() or {}
@@ -323,9 +327,7 @@ class ReservationAdmin(FoldedSearchMixin, CsvExportMixin, StaffModelAdmin):
     @admin.display(description=_("show"), ordering="schedule__date")
     def show(self, obj):
         s = obj.schedule
-        return format_html(
-            "{} {} {} {} / {}", s.public_id, s.date, f"{s.start_time:%H:%M}", _film_title(s.movie.title), s.theater.name
-        )
+        return format_html("{} {} / {}", str(s), _film_title(s.movie.title), s.theater.name)
 
     @admin.display(description=pgettext_lazy("seat labels", "seats"))
     def seat_list(self, obj):

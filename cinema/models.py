@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from mcpsite.core.search import with_update_fields
 from mcpsite.core.text import search_key
+from mcpsite.formats import day, time_of_day
 
 ROW_LETTERS = string.ascii_uppercase  # rows A…Z
 MAX_COLUMNS = 99
@@ -158,7 +159,7 @@ class Schedule(PublicIdModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.public_id} {self.date} {self.start_time:%H:%M}"
+        return f"{self.public_id} {day(self.date)} {time_of_day(self.start_time)}"
 
     def save(self, *args, **kwargs):
         self.end_time_fill()

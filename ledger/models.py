@@ -17,6 +17,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from mcpsite.core import text
+from mcpsite.formats import day
 
 AMOUNT_DIGITS = 18
 AMOUNT_PLACES = 2
@@ -100,7 +101,7 @@ class JournalEntry(models.Model):
         verbose_name_plural = _("journal entries")
 
     def __str__(self) -> str:
-        return f"{self.date} {self.description}"
+        return f"{day(self.date)} {self.description}"
 
     def save(self, *args, **kwargs):
         # Posted entries are immutable (PostgreSQL also refuses it with a trigger).
