@@ -1,8 +1,13 @@
 """The date and time style as staff read it in Chromium: the show list and a show's seat map in Japanese and English
-give the show's day with its weekday and its time without seconds, the seat map's time box included."""
+give the show's day with its weekday and its time without seconds, the seat map's time box included. With
+DOCS_IMAGES set, the reservation list's table is saved there in both languages (docs/staff-pages.md):
+
+    DOCS_IMAGES=docs/images .venv/bin/pytest mcpsite/tests/test_date_style_browser.py
+"""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -32,4 +37,7 @@ def test_the_show_list_and_seat_map_read_in_the_one_style(
     text = page.inner_text("#content")
     assert show_day in text and not SECONDS.search(text)
     assert not re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", text)
+    if folder := os.environ.get("DOCS_IMAGES"):
+        page.goto(f"{live_server.url}/admin/cinema/reservation/")
+        page.locator("#result_list").screenshot(path=os.path.join(folder, f"reservations-{locale[:2]}.png"))
     context.close()
