@@ -15,9 +15,10 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, F, OuterRef, Q, StringAgg, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.utils import formats, timezone
+from django.utils import timezone
 
 from mcpsite.core.search import SearchHit, SearchQuery
+from mcpsite.formats import day, time_of_day
 
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, Theater, seat_order
 from .search import match_score, normalize
@@ -509,8 +510,8 @@ def reservation_staff_search(*, query: SearchQuery, limit: int) -> list[SearchHi
             f"{r.public_id} {r.customer_name}".strip(),
             " ".join(
                 [
-                    formats.date_format(r.schedule.date, "DATE_FORMAT"),
-                    formats.time_format(r.schedule.start_time, "TIME_FORMAT"),
+                    day(r.schedule.date),
+                    time_of_day(r.schedule.start_time),
                     r.schedule.movie.title,
                     str(r.get_status_display()),
                 ]

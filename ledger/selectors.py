@@ -17,12 +17,12 @@ from typing import Any
 from django.db import connection
 from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
 from django.db.models.functions import Cast, Coalesce, Round, TruncMonth
-from django.utils import formats
 from django.utils.translation import gettext
 
 from mcpsite.core.db import sums_decimals_exactly
 from mcpsite.core.errors import NotFound
 from mcpsite.core.search import SearchHit, SearchQuery
+from mcpsite.formats import day
 
 from .models import DEBIT_NORMAL, Account, AccountDayTotal, AccountType, JournalEntry, JournalLine
 
@@ -338,6 +338,4 @@ def journal_entry_staff_search(*, query: SearchQuery, limit: int) -> list[Search
     except ValueError:
         match = query.key_holds("search_key")
     rows = JournalEntry.objects.filter(match).order_by("-created_at", "-id").only("id", "date", "description")
-    return [
-        SearchHit(e.pk, e.description, f"{formats.date_format(e.date, 'DATE_FORMAT')} {e.pk}") for e in rows[:limit]
-    ]
+    return [SearchHit(e.pk, e.description, f"{day(e.date)} {e.pk}") for e in rows[:limit]]
