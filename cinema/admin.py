@@ -12,6 +12,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.widgets import AdminTimeWidget
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
@@ -23,10 +24,11 @@ from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_dates import date_range, opens_at_today
 from mcpsite.admin_export import CsvExportMixin
-from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST
+from mcpsite.admin_lists import BOUNDED_DATES_CHANGE_LIST, FoldedSearchMixin
 from mcpsite.admin_pages import model_page
 from mcpsite.admin_security import StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
+from mcpsite.formats import TIME_INPUT_FORMAT
 
 from . import selectors, services
 from .models import Movie, Reservation, Schedule, Theater
@@ -197,6 +199,8 @@ class ScheduleForm(forms.ModelForm):
     class Meta:
         model = Schedule
         fields = ["movie", "theater", "date", "start_time", "end_time"]
+        # Shows start on the minute: the times are written without seconds.
+        widgets = {name: AdminTimeWidget(format=TIME_INPUT_FORMAT) for name in ("start_time", "end_time")}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -330,7 +334,7 @@ def cancel_log_message() -> str:
 
 
 @admin.register(Reservation)
-class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
+class ReservationAdmin(FoldedSearchMixin, CsvExportMixin, StaffModelAdmin):
     export_columns = [
         ("public_id", _("reservation ID")),
         "customer_name",
@@ -363,6 +367,7 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
     ]
     list_filter = ["status", "schedule__date", date_range("reserved_at"), "cancel_source", "schedule__theater"]
     search_fields = ["public_id", "customer_name"]
+    folded_search_key = "customer_key"  # ﾃﾞﾓ and でも find デモ顧客
     date_hierarchy = "reserved_at"
     change_list_template = BOUNDED_DATES_CHANGE_LIST  # no DISTINCT over every reservation's date
     list_select_related = ["schedule__movie", "schedule__theater", "cancelled_by"]
@@ -396,9 +401,7 @@ class ReservationAdmin(CsvExportMixin, StaffModelAdmin):
     @admin.display(description=_("show"), ordering="schedule__date")
     def show(self, obj):
         s = obj.schedule
-        return format_html(
-            "{} {} {} {} / {}", s.public_id, s.date, f"{s.start_time:%H:%M}", _film_title(s.movie.title), s.theater.name
-        )
+        return format_html("{} {} / {}", str(s), _film_title(s.movie.title), s.theater.name)
 
     @admin.display(description=pgettext_lazy("seat labels", "seats"))
     def seat_list(self, obj):

@@ -11,6 +11,8 @@ class CinemaConfig(AppConfig):
     mcp_scope_permissions = ("cinema.view_schedule", "cinema.add_reservation", "cinema.change_reservation")
     # Fields staff may never filter on (mcpsite/admin_security.py).
     secret_fields = {"cinema.reservation": {"password_hash"}}
+    # What the staff's search box finds (mcpsite/staff_search.py): a selector per model.
+    staff_search = {"cinema.reservation": "cinema.selectors.reservation_staff_search"}
 
     # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
     dashboard_blocks = ("cinema.dashboard.shows_block", "cinema.dashboard.bookings_block")

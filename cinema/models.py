@@ -16,6 +16,10 @@ from django.db.models import Q
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.core.search import with_update_fields
+from mcpsite.core.text import search_key
+from mcpsite.formats import day, time_of_day
+
 ROW_LETTERS = string.ascii_uppercase  # rows A…Z
 MAX_COLUMNS = 99
 
@@ -155,7 +159,7 @@ class Schedule(PublicIdModel):
         ]
 
     def __str__(self) -> str:
-        return f"{self.public_id} {self.date} {self.start_time:%H:%M}"
+        return f"{self.public_id} {day(self.date)} {time_of_day(self.start_time)}"
 
     def save(self, *args, **kwargs):
         self.end_time_fill()
@@ -188,6 +192,8 @@ class Reservation(models.Model):
         Schedule, on_delete=models.PROTECT, related_name="reservations", verbose_name=_("schedule")
     )
     customer_name = models.CharField(_("customer name"), max_length=100, blank=True)
+    # The name folded by `search_key` (ﾃﾞﾓ, でも, デモ alike) for the staff's search; a trigram index on PostgreSQL.
+    customer_key = models.TextField(_("customer name (folded)"), blank=True, editable=False, db_default="")
     # An argon2id hash (Django's hasher framework); the plain password is never stored or logged.
     password_hash = models.CharField(_("password hash"), max_length=200, editable=False)
     status = models.CharField(
@@ -220,6 +226,10 @@ class Reservation(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+    def save(self, *args, **kwargs):
+        self.customer_key = search_key(self.customer_name)
+        super().save(*args, **with_update_fields(kwargs, "customer_key"))
 
 
 class ReservedSeat(models.Model):

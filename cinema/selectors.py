@@ -8,6 +8,7 @@ from two flat queries.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -16,7 +17,9 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, StringAgg,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from mcpsite.core.search import SearchHit, SearchQuery
 from mcpsite.core.text import search_key
+from mcpsite.formats import day, time_of_day
 
 from .models import ROW_LETTERS, Movie, Reservation, ReservedSeat, Schedule, Seat, ShowSeatBlock, Theater, seat_order
 from .search import match_score, normalize
@@ -556,3 +559,35 @@ def day_sheets(*, theater: Theater, date: datetime.date) -> list[ShowSheet]:
         Schedule.objects.filter(theater=theater, date=date).select_related("movie", "theater").order_by("start_time")
     )
     return [show_sheet(schedule=show) for show in shows]
+
+
+# --- the staff's search (mcpsite/staff_search.py) ----------------------------------------------------------------
+
+RESERVATION_NUMBER = re.compile(r"r\d{1,11}")  # a number or its start: r20261128 finds that day's bookings
+
+
+def reservation_staff_search(*, query: SearchQuery, limit: int) -> list[SearchHit]:
+    """Reservations whose number starts with the query, or whose customer's name holds every folded term; newest
+    first. Never by the password (its hash is a secret field)."""
+    number = query.text.lower()
+    if RESERVATION_NUMBER.fullmatch(number):
+        # A range on the unique index (LIKE 'r…%' is case-insensitive on SQLite and cannot use it).
+        match = Q(public_id__gte=number, public_id__lt=number + "\uffff")
+    else:
+        match = query.key_holds("customer_key")
+    rows = Reservation.objects.filter(match).select_related("schedule__movie").order_by("-reserved_at", "-id")
+    return [
+        SearchHit(
+            r.pk,
+            f"{r.public_id} {r.customer_name}".strip(),
+            " ".join(
+                [
+                    day(r.schedule.date),
+                    time_of_day(r.schedule.start_time),
+                    r.schedule.movie.title,
+                    str(r.get_status_display()),
+                ]
+            ),
+        )
+        for r in rows[:limit]
+    ]

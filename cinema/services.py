@@ -29,7 +29,7 @@ from django.utils.translation import gettext_noop
 from mcpsite.core.db import durable, has_stored_functions
 from mcpsite.core.errors import Conflict, Forbidden, InvalidParams, Message, NotFound, RateLimited
 from mcpsite.core.limits import give_back, over_limit
-from mcpsite.core.text import trimmed
+from mcpsite.core.text import search_key, trimmed
 from mcpsite.hashers import password_check, password_hash
 
 from . import sql
@@ -232,9 +232,10 @@ def _reservation_insert_postgresql(
     day: datetime.date,
 ) -> Reservation:
     status = Reservation.Status.CONFIRMED.value
+    customer_key = search_key(customer_name)  # as Reservation.save() folds it
     pk, public_id = sql.reservation_insert_postgresql(
-        schedule_pk=schedule.pk, seat_ids=seat_ids, customer_name=customer_name, password_hash=password_hash,
-        status=status, now=now, day=day,
+        schedule_pk=schedule.pk, seat_ids=seat_ids, customer_name=customer_name, customer_key=customer_key,
+        password_hash=password_hash, status=status, now=now, day=day,
     )  # fmt: skip
     _seat_map_changed_on_commit(schedule)
     # The row as the statement wrote it, loaded as the ORM loads a fetched row (Model.from_db, in field order).
@@ -243,6 +244,7 @@ def _reservation_insert_postgresql(
         "public_id": public_id,
         "schedule_id": schedule.pk,
         "customer_name": customer_name,
+        "customer_key": customer_key,
         "password_hash": password_hash,
         "status": status,
         "reserved_at": now,

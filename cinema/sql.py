@@ -86,6 +86,7 @@ def reservation_insert_postgresql(
     schedule_pk: int,
     seat_ids: list[int],
     customer_name: str,
+    customer_key: str,
     password_hash: str,
     status: str,
     now: datetime.datetime,
@@ -99,15 +100,15 @@ def reservation_insert_postgresql(
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH reservation AS ("
-            f" INSERT INTO {reservations} (public_id, schedule_id, customer_name, password_hash, status,"
-            f" reserved_at, cancel_source) VALUES (cinema_reservation_id_next(%s), %s, %s, %s, %s, %s, '')"
+            f" INSERT INTO {reservations} (public_id, schedule_id, customer_name, customer_key, password_hash, status,"
+            f" reserved_at, cancel_source) VALUES (cinema_reservation_id_next(%s), %s, %s, %s, %s, %s, %s, '')"
             f" RETURNING id, public_id"
             f"), seats AS ("
             f" INSERT INTO {reserved} (reservation_id, schedule_id, seat_id, active)"
             f" SELECT reservation.id, %s, seat.id, true"
             f" FROM reservation, unnest(%s::bigint[]) WITH ORDINALITY AS seat (id, n) ORDER BY seat.n"
             f") SELECT id, public_id FROM reservation",
-            [day, schedule_pk, customer_name, password_hash, status, now, schedule_pk, seat_ids],
+            [day, schedule_pk, customer_name, customer_key, password_hash, status, now] + [schedule_pk, seat_ids],
         )
         pk, public_id = cursor.fetchone()
     return pk, public_id

@@ -9,6 +9,8 @@ class LedgerConfig(AppConfig):
     mcp_tool_group = "ledger"
     # What a staff member needs in the admin to give an API key this scope (docs/security.md).
     mcp_scope_permissions = ("ledger.view_account", "ledger.add_journalentry")
+    # What the staff's search box finds (mcpsite/staff_search.py): a selector per model.
+    staff_search = {"ledger.journalentry": "ledger.selectors.journal_entry_staff_search"}
 
     # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
     dashboard_blocks = ("ledger.dashboard.ledger_block",)

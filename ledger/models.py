@@ -16,6 +16,9 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from mcpsite.core import text
+from mcpsite.formats import day
+
 AMOUNT_DIGITS = 18
 AMOUNT_PLACES = 2
 # The largest line amount: 15 significant digits, what both databases hold exactly. SQLite keeps a decimal as an
@@ -70,6 +73,8 @@ class JournalEntry(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     date = models.DateField(_("date"), db_index=True)
     description = models.CharField(_("description"), max_length=500)
+    # The description folded by `search_key` for the staff's search; a trigram index on PostgreSQL.
+    search_key = models.TextField(_("description (folded)"), blank=True, editable=False, db_default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -96,12 +101,13 @@ class JournalEntry(models.Model):
         verbose_name_plural = _("journal entries")
 
     def __str__(self) -> str:
-        return f"{self.date} {self.description}"
+        return f"{day(self.date)} {self.description}"
 
     def save(self, *args, **kwargs):
         # Posted entries are immutable (PostgreSQL also refuses it with a trigger).
         if not self._state.adding:
             raise ImmutableError("Posted journal entries cannot be changed; post a reversal entry instead.")
+        self.search_key = text.search_key(self.description)
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):

@@ -16,11 +16,13 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import BigIntegerField, Count, DecimalField, F, Q, QuerySet, Sum, Value
-from django.db.models.functions import Cast, Coalesce, Round, TruncMonth
+from django.db.models.functions import Cast, Coalesce, Round
 from django.utils.translation import gettext
 
 from mcpsite.core.db import sums_decimals_exactly
 from mcpsite.core.errors import NotFound
+from mcpsite.core.search import SearchHit, SearchQuery
+from mcpsite.formats import day
 
 from .models import DEBIT_NORMAL, Account, AccountDayTotal, AccountType, JournalEntry, JournalLine
 
@@ -273,22 +275,23 @@ class MonthResult:
 
 def revenue_expenses_by_month(*, year: int) -> list[MonthResult]:
     """Revenue and expenses of each month of fiscal `year` (on their normal sides, so a reversal nets out):
-    one GROUP BY month and account type over the accounts' day totals."""
+    one GROUP BY day and account type over the accounts' day totals (at most 366 × 2 rows), added up into months
+    here. The database's month of each row (TruncMonth) is a Python function per day total on SQLite."""
     months = fiscal_year_months(year=year)
     rows = (
         _day_totals(start=months[0], end=fiscal_year_bounds(year=year)[1])
         .filter(account__type__in=[AccountType.REVENUE, AccountType.EXPENSE])
-        .annotate(month=TruncMonth("date"))
-        .values("month", "account__type")
+        .values("date", "account__type")
         .annotate(debit=Sum("debit_cents"), credit=Sum("credit_cents"))
     )
-    totals: dict[tuple[datetime.date, str], Decimal] = {}
+    cents: dict[tuple[datetime.date, str], list[int]] = {}
     for row in rows:
-        month = row["month"].date() if isinstance(row["month"], datetime.datetime) else row["month"]
-        debit, credit = _cents(row["debit"]), _cents(row["credit"])
-        totals[month, row["account__type"]] = (
-            credit - debit if row["account__type"] == AccountType.REVENUE else debit - credit
-        )
+        sides = cents.setdefault((row["date"].replace(day=1), row["account__type"]), [0, 0])
+        sides[0] += int(row["debit"] or 0)
+        sides[1] += int(row["credit"] or 0)
+    totals: dict[tuple[datetime.date, str], Decimal] = {}
+    for (month, type_), (debit, credit) in cents.items():
+        totals[month, type_] = _cents(credit - debit) if type_ == AccountType.REVENUE else _cents(debit - credit)
     return [
         MonthResult(
             month, totals.get((month, AccountType.REVENUE), ZERO), totals.get((month, AccountType.EXPENSE), ZERO)
@@ -324,3 +327,16 @@ def journal_lines_export(*, entries: QuerySet[JournalEntry]) -> tuple[list[Any],
         .iterator(chunk_size=EXPORT_CHUNK_ROWS)
     )
     return header, rows
+
+
+# --- the staff's search (mcpsite/staff_search.py) ----------------------------------------------------------------
+
+
+def journal_entry_staff_search(*, query: SearchQuery, limit: int) -> list[SearchHit]:
+    """The entry whose ID is the query, or entries whose description holds every folded term; latest first."""
+    try:
+        match = Q(pk=uuid.UUID(query.text))
+    except ValueError:
+        match = query.key_holds("search_key")
+    rows = JournalEntry.objects.filter(match).order_by("-created_at", "-id").only("id", "date", "description")
+    return [SearchHit(e.pk, e.description, f"{day(e.date)} {e.pk}") for e in rows[:limit]]

@@ -13,17 +13,21 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from mcpsite.core.text import search_key
+
 from .models import JournalEntry, JournalLine
 
 
 def journal_rows_insert(entries: list[tuple[Any, ...]], lines: list[tuple[Any, ...]]) -> None:
     """Insert `entries` (id, date, description, created_at) and their `lines` (id, entry_id, line_no, account_id,
-    debit, credit), adapted values, in one transaction."""
+    debit, credit), adapted values, in one transaction. Each entry's folded description is written with it, as
+    `JournalEntry.save` writes it."""
     entry_table = connection.ops.quote_name(JournalEntry._meta.db_table)
     line_table = connection.ops.quote_name(JournalLine._meta.db_table)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {entry_table} (id, date, description, created_at) VALUES (%s, %s, %s, %s)", entries
+            f"INSERT INTO {entry_table} (id, date, description, created_at, search_key) VALUES (%s, %s, %s, %s, %s)",
+            [(*entry, search_key(entry[2])) for entry in entries],
         )
         cursor.executemany(
             f"INSERT INTO {line_table} (id, entry_id, line_no, account_id, debit, credit) "

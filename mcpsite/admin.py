@@ -16,7 +16,7 @@ from django_tasks_db.models import DBTaskResult
 
 from . import services
 from .admin_dates import date_range
-from .admin_lists import BOUNDED_DATES_CHANGE_LIST, CappedCountPaginator, indexed_values_filter
+from .admin_lists import BOUNDED_DATES_CHANGE_LIST, CappedCountPaginator, FoldedSearchMixin, indexed_values_filter
 from .admin_pages import model_page
 from .admin_security import StaffModelAdmin, grantable_scopes
 from .client_config import http_client_config
@@ -68,11 +68,12 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(StaffModelAdmin):
+class ApiKeyAdmin(FoldedSearchMixin, StaffModelAdmin):
     form = ApiKeyForm
     list_display = ["name", "prefix", "owner", "scope_list", "rate", "is_active", "created_at", "last_used_at"]
     list_filter = ["is_active"]
     search_fields = ["name", "prefix", "owner__username"]
+    folded_search_key = "name_key"
     readonly_fields = ["prefix", "created_at", "last_used_at"]
     actions = ["deactivate"]
 

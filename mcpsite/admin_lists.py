@@ -11,6 +11,8 @@ from django.core.paginator import Paginator
 from django.db import models
 from django.utils import formats
 
+from .core.search import SearchQuery
+
 # A changelist template whose date hierarchy offers the periods between the first and the last row rather than
 # those with rows (mcpsite/templatetags/bounded_dates.py): no DISTINCT over the whole table.
 BOUNDED_DATES_CHANGE_LIST = "admin/change_list_bounded_dates.html"
@@ -79,3 +81,18 @@ def indexed_values_filter(model: type[models.Model], field_name: str) -> type[In
     assert isinstance(field, models.Field), f"{model.__name__}.{field_name} is not a concrete field"
     attrs = {"field_name": field_name, "parameter_name": f"{field_name}__exact", "title": field.verbose_name}
     return type(f"{model.__name__}{field_name.title()}Filter", (IndexedValuesFilter,), attrs)
+
+
+class FoldedSearchMixin:
+    """A changelist whose search also finds the rows whose folded key (`folded_search_key`, a field holding
+    `core.text.search_key` of a name) holds every folded term of the search: ﾃﾞﾓ, でも and デモ alike, as the staff's
+    search box finds them (mcpsite/staff_search.py), so its "all found" link lists the same rows."""
+
+    folded_search_key: str
+
+    def get_search_results(self, request, queryset, search_term):
+        results, may_have_duplicates = super().get_search_results(request, queryset, search_term)  # type: ignore[misc]
+        query = SearchQuery.parse(search_term)
+        if query:
+            results |= queryset.filter(query.key_holds(self.folded_search_key))
+        return results, may_have_duplicates

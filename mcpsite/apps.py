@@ -15,6 +15,8 @@ class McpsiteConfig(AppConfig):
         # An HMAC of a tool call's arguments (a reservation password among them): never shown, never a filter.
         "mcpsite.idempotencyrecord": {"arguments_digest"},
     }
+    # What the staff's search box finds (mcpsite/staff_search.py): a selector per model.
+    staff_search = {"mcpsite.apikey": "mcpsite.selectors.api_key_staff_search"}
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers system checks)

@@ -12,6 +12,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from mcpsite.core.scopes import scopes_allow
+from mcpsite.core.search import with_update_fields
+from mcpsite.core.text import search_key
 
 KEY_PREFIX = "mcp_"
 
@@ -27,6 +29,8 @@ def default_rate() -> str:
 
 class ApiKey(models.Model):
     name = models.CharField(_("name"), max_length=100)
+    # The name folded by `search_key` for the staff's search.
+    name_key = models.TextField(_("name (folded)"), blank=True, editable=False, db_default="")
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys", verbose_name=_("owner")
     )
@@ -49,6 +53,10 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    def save(self, *args, **kwargs):
+        self.name_key = search_key(self.name)
+        super().save(*args, **with_update_fields(kwargs, "name_key"))
 
     def set_new_key(self) -> str:
         """Give this record a new random key; returns the raw key (shown once: only its digest is kept)."""

@@ -10,7 +10,8 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
 from .core.db import RareAtLeast, nearest_rank_p95
-from .models import Heartbeat, ToolCall, ToolCallOutcome
+from .core.search import SearchHit, SearchQuery
+from .models import ApiKey, Heartbeat, ToolCall, ToolCallOutcome
 
 # A call answered with a question (input_required) did not fail: the user's answer comes in the next call.
 FAILED_OUTCOMES = [o for o in ToolCallOutcome.values if o not in (ToolCallOutcome.OK, ToolCallOutcome.INPUT_REQUIRED)]
@@ -102,3 +103,16 @@ def background_status(*, stale: datetime.timedelta, now: datetime.datetime | Non
         oldest_due_age=max((now - oldest).total_seconds(), 0.0) if oldest is not None else 0.0,
         running=DBTaskResult.objects.running().count(),
     )
+
+
+# --- the staff's search (mcpsite/staff_search.py) ----------------------------------------------------------------
+
+KEY_PREFIX_LENGTH = 10  # ApiKey.prefix: what the list shows of a key, never the rest of it
+
+
+def api_key_staff_search(*, query: SearchQuery, limit: int) -> list[SearchHit]:
+    """Keys whose prefix is the query, or whose name holds every folded term; newest first. Never by the key
+    itself (only its digest is stored, a secret field)."""
+    prefix = Q(prefix=query.text) if len(query.text) == KEY_PREFIX_LENGTH else Q(pk__in=[])
+    rows = ApiKey.objects.filter(prefix | query.key_holds("name_key")).select_related("owner").order_by("-created_at")
+    return [SearchHit(k.pk, k.name, f"{k.prefix}… {k.owner.get_username()}") for k in rows[:limit]]

@@ -282,6 +282,8 @@ LANGUAGE_CODE = env_str("DJANGO_LANGUAGE_CODE", "ja")
 LANGUAGES = [("ja", "日本語"), ("en", "English")]
 # The project's one catalogue (locale/ja/LC_MESSAGES/django.po; English is the source language).
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# The staff's one date and time style per language (weekdays on days, no seconds): mcpsite/formats/.
+FORMAT_MODULE_PATH = ["mcpsite.formats"]
 TIME_ZONE = "Asia/Tokyo"
 USE_I18N = True
 USE_TZ = True

@@ -4,9 +4,11 @@ from django.urls import include, path
 from .home import home
 from .mcp import views
 from .observability import metrics, readyz
+from .staff_search import search_view
 
 urlpatterns = [
     path("", home, name="home"),  # the admin's "View site"
+    path("admin/search/", admin.site.admin_view(search_view), name="staff-search"),  # the header's search box
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),

@@ -13,6 +13,8 @@ class MerchantConfig(AppConfig):
     mcp_scope_permissions = ("merchant.view_product",)
     # The seed's server name and version (概要: Server Name, Version), stated by /mcp/merchant and stdio --group.
     mcp_server_info = ("merchant_agent_mcp", "1.0.0")
+    # What the staff's search box finds (mcpsite/staff_search.py): a selector per model.
+    staff_search = {"merchant.product": "merchant.selectors.product_staff_search"}
 
     # Its blocks on the staff dashboard, in order (mcpsite/dashboard.py).
     dashboard_blocks = ("merchant.dashboard.sales_block", "merchant.dashboard.stock_block")

@@ -8,17 +8,9 @@ lower-cased.
 
 from __future__ import annotations
 
-from mcpsite.core.text import search_key as normalize  # written once with the other apps' (mcpsite/core/text.py)
-
-
-def query_terms(query: str, *, max_terms: int = 10) -> list[str]:
-    """The distinct normalised terms of a query, in order (split on any whitespace)."""
-    terms: list[str] = []
-    for word in normalize(query).split(" "):
-        if word and word not in terms:
-            terms.append(word)
-    return terms[:max_terms]
-
+# Written once with the other apps' foldings (mcpsite/core/text.py); the staff's global search splits terms alike.
+from mcpsite.core.text import search_key as normalize  # noqa: F401
+from mcpsite.core.text import search_terms as query_terms  # noqa: F401
 
 # --- short terms -------------------------------------------------------------------------------
 # A trigram index cannot serve a term of one or two characters (抹茶, 方眼, ぼ). Every 1- and 2-character

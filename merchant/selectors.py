@@ -7,9 +7,12 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import CharField, Count, Q, Sum
+from django.db.models import Case, CharField, Count, Q, Sum, When
 from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
+from django.utils.translation import gettext
+
+from mcpsite.core.search import SearchHit, SearchQuery
 
 from .models import InventoryMovement, Product
 from .search import DatabaseSearch, get_backend
@@ -132,3 +135,19 @@ def sales_units_by_day(*, since: datetime.datetime, until: datetime.datetime) ->
         .values_list("day", "units")
     )
     return {day: -units for day, units in rows}  # a sale's delta is negative
+
+
+# --- the staff's search (mcpsite/staff_search.py) ----------------------------------------------------------------
+
+
+def product_staff_search(*, query: SearchQuery, limit: int) -> list[SearchHit]:
+    """Products (active or not) whose SKU is the query, or whose folded key (name, description, category, brand,
+    keywords: merchant's search key) holds every term; by SKU match, then id."""
+    sku = Q(sku__in={query.text, query.text.upper()})
+    rows = (
+        Product.objects.filter(sku | query.key_holds("search_key"))
+        .annotate(by_sku=Case(When(sku, then=0), default=1))
+        .order_by("by_sku", "id")
+        .only("id", "sku", "name", "active")
+    )
+    return [SearchHit(p.pk, p.name, p.sku if p.active else f"{p.sku} ({gettext('inactive')})") for p in rows[:limit]]

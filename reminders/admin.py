@@ -9,9 +9,10 @@ from django.utils.translation import gettext_lazy as _
 
 from mcpsite.admin_security import ReadOnlyModelAdmin, StaffModelAdmin
 from mcpsite.core.errors import ApplicationError
+from mcpsite.formats import moment_in
 
 from . import services
-from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery
+from .models import Contact, Event, Message, Profile, Reminder, ReminderDelivery, zone_for
 from .schedule import describe_rule
 from .webhooks import REFUSED, WebhookTargetRefused, webhook_url_validate
 
@@ -121,7 +122,7 @@ class EventAdmin(StaffModelAdmin):
 
     @admin.display(description=_("start (as written)"), ordering="start")
     def local_start(self, obj):
-        return obj.start_local.strftime("%Y-%m-%d %H:%M %z")
+        return moment_in(obj.start, zone_for(obj.tz))
 
 
 @admin.register(Message)
@@ -232,7 +233,7 @@ class ReminderAdmin(StaffModelAdmin):
     def next_fire(self, obj):
         if obj.next_fire_at is None:
             return gettext("— (finished)")
-        return obj.next_fire_at.astimezone(obj.zone).strftime("%Y-%m-%d %H:%M %z")
+        return moment_in(obj.next_fire_at, obj.zone)
 
     @admin.display(description=_("repeat"), ordering="rrule")
     def repeat_rule(self, obj):

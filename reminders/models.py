@@ -19,6 +19,8 @@ from django.db.models.lookups import GreaterThanOrEqual
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from mcpsite.formats import moment_in
+
 
 def public_id(prefix: str) -> str:
     # 60 random bits: unguessable enough for ids that are always scoped by owner anyway.
@@ -164,7 +166,7 @@ class Event(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.title} @ {self.start_local.isoformat()}"
+        return f"{self.title} @ {moment_in(self.start, zone_for(self.tz))}"
 
     @property
     def start_local(self) -> datetime.datetime:
@@ -321,7 +323,7 @@ class ReminderDelivery(models.Model):
 
     def __str__(self) -> str:
         # The occurrence in the reminder's own zone, as the inline's columns show it.
-        when = self.occurrence_at.astimezone(self.reminder.zone).strftime("%Y-%m-%d %H:%M %z")
+        when = moment_in(self.occurrence_at, self.reminder.zone)
         return f"{self.reminder.public_id} @ {when} ({self.get_status_display()})"
 
 

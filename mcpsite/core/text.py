@@ -48,6 +48,11 @@ def search_key(text: str | None) -> str:
     return " ".join(_CONTROLS.sub(" ", text).split())
 
 
+def search_terms(query: str | None, *, max_terms: int = 10) -> list[str]:
+    """The distinct `search_key` terms of a query, in order (split on any whitespace), at most `max_terms`."""
+    return list(dict.fromkeys(search_key(query).split()))[:max_terms]
+
+
 def name_key(text: str | None) -> str:
     # split() with no separator splits on every run of whitespace (NFKC has made U+3000 a plain space already).
     return "".join(_folded(text, katakana=False, casefold=True).split())

@@ -64,14 +64,20 @@ def offered_params(html: str) -> set[str]:
 @pytest.fixture
 def world(monkeypatch, django_user_model):
     seed_demo_world(monkeypatch)
+    return staff_per_role(django_user_model, superuser=django_user_model.objects.get(username="admin"))
+
+
+def staff_per_role(django_user_model, *, superuser, prefix: str = "crawl") -> dict:
+    """{role: user}: the superuser, a member of each staff group (`mcpsite.staff_roles`), and "nobody" (staff
+    without a permission)."""
     from mcpsite.staff_roles import staff_groups_ensure
 
-    users = {"superuser": django_user_model.objects.get(username="admin")}
+    users = {"superuser": superuser}
     for group in staff_groups_ensure():
-        user = django_user_model.objects.create_user(f"crawl-{group.pk}", password="x" * 12, is_staff=True)
+        user = django_user_model.objects.create_user(f"{prefix}-{group.pk}", password="x" * 12, is_staff=True)
         user.groups.add(group)
         users[group.name] = user
-    users["nobody"] = django_user_model.objects.create_user("crawl-nobody", password="x" * 12, is_staff=True)
+    users["nobody"] = django_user_model.objects.create_user(f"{prefix}-nobody", password="x" * 12, is_staff=True)
     return users
 
 

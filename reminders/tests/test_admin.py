@@ -50,7 +50,7 @@ def test_resend_action_requeues_only_failed(admin_client, failed_message, owner,
 
 def test_reminder_page_shows_next_fire_time_and_history(admin_client, delivered_reminder):
     page = admin_client.get("/admin/reminders/reminder/").content.decode()
-    assert "2030-01-08 16:00 +0900" in page  # next fire time, in the zone it was written in
+    assert "2030年1月8日(火) 16:00" in page  # next fire time, in the zone it was written in (the site's)
     detail = admin_client.get(f"/admin/reminders/reminder/{delivered_reminder.pk}/change/").content.decode()
     assert ReminderDelivery.objects.get().reminder == delivered_reminder
     assert "遅延" in detail or "late" in detail
