@@ -108,7 +108,7 @@ def reservation_insert_postgresql(
             f" SELECT reservation.id, %s, seat.id, true"
             f" FROM reservation, unnest(%s::bigint[]) WITH ORDINALITY AS seat (id, n) ORDER BY seat.n"
             f") SELECT id, public_id FROM reservation",
-            [day, schedule_pk, customer_name, customer_key, password_hash, status, now] + [schedule_pk, seat_ids],
+            [day, schedule_pk, customer_name, customer_key, password_hash, status, now, schedule_pk, seat_ids],
         )
         pk, public_id = cursor.fetchone()
     return pk, public_id
