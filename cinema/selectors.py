@@ -440,9 +440,9 @@ def schedule_sold_expression() -> Coalesce:
 
 def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time | None = None) -> DayShows:
     """The day's shows that have not ended by `after` (on now, then next: in start order), the first `limit` of
-    them with their occupancy (booked seats over sellable seats, in SQL), and how many ended; two queries
-    whatever the number of shows or bookings. A show ending past midnight (end before start) has not ended; one
-    without an end time has once it started."""
+    them with their occupancy (booked seats over the seats sellable at that show, in SQL), and how many ended;
+    two queries whatever the number of shows or bookings. A show ending past midnight (end before start) has not
+    ended; one without an end time has once it started."""
     capacity = (
         Seat.objects.filter(theater=OuterRef("theater_id"), blocked=False)
         .order_by()
@@ -459,7 +459,9 @@ def show_occupancy_list(*, date: datetime.date, limit: int, after: datetime.time
     counts = day.aggregate(total=Count("pk"), ended=Count("pk", filter=~not_ended))
     shows = (
         day.filter(not_ended)
-        .annotate(capacity=Coalesce(Subquery(capacity), 0), booked=schedule_sold_expression())
+        .annotate(
+            capacity=Coalesce(Subquery(capacity), 0) - show_blocked_expression(), booked=schedule_sold_expression()
+        )
         .order_by("start_time", "theater__name")
         .values_list("pk", "public_id", "start_time", "movie__title", "theater__name", "booked", "capacity")
     )

@@ -255,6 +255,7 @@ def test_tool_call_stats_read_the_recent_range_from_the_covering_index():
 @pytest.mark.django_db
 def test_today_lists_the_shows_on_now_and_next_in_start_order_and_counts_the_ended_ones():
     from cinema import selectors
+    from cinema.models import ShowSeatBlock
     from cinema.tests.conftest import make_movie, make_schedule, make_theater
 
     today = timezone.localdate()
@@ -271,11 +272,15 @@ def test_today_lists_the_shows_on_now_and_next_in_start_order_and_counts_the_end
                 public_id=f"r{schedule.pk}{seat.pk}", password_hash="x", reserved_at=timezone.now()
             )
             ReservedSeat.objects.create(reservation=reservation, schedule=schedule, seat=seat)
+    # A seat blocked for the next show alone (a per-show block) is not sellable at that show.
+    ShowSeatBlock.objects.create(
+        schedule=next_one, seat=Seat.objects.get(theater=big, label="B10"), blocked_at=timezone.now()
+    )
     board = selectors.show_occupancy_list(date=today, limit=2, after=datetime.time(13, 0))
     assert (board.total, board.ended) == (4, 1)
     assert [(s.schedule_pk, s.booked, s.capacity, s.nearly_full) for s in board.shows] == [
         (running.pk, 4, 4, True),
-        (next_one.pk, 10, 19, False),
+        (next_one.pk, 10, 18, False),
     ]
     late_evening = selectors.show_occupancy_list(date=today, limit=10, after=datetime.time(23, 45))
     assert [s.schedule_pk for s in late_evening.shows] == [late.pk] and late_evening.ended == 3
