@@ -22,7 +22,7 @@ def test_low_stock_list_and_adjust_stock_page(admin_login, live_server):
     page.select_option("#id_reason", "sale")
     page.fill("#id_quantity", "3")
     page.fill("#id_note", "ポップアップストア")
-    page.click("input[type=submit]")
+    page.click("#content-main input[type=submit]")  # not the header's search button
     page.wait_for_url(f"{live_server.url}/admin/merchant/product/{hoodie.pk}/change/")
     assert "在庫は 12 になりました" in page.inner_text(".messagelist")
     page.goto(f"{live_server.url}/admin/merchant/product/{hoodie.pk}/adjust-stock/")
