@@ -167,7 +167,6 @@ class ReplayedError(ApplicationError):
 
 
 def _replay(record: IdempotencyRecord) -> ToolResult:
-
     stored = idempotency_result(record=record)
     if record.outcome == IdempotencyRecord.Outcome.ERROR:
         raise ReplayedError(stored)

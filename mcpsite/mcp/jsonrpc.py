@@ -97,8 +97,7 @@ def _call(message: dict, ctx: CallContext, groups: Iterable[str] | None, allow_t
         if not isinstance(params, dict):
             raise InvalidRequest(data="params must be an object with 'name' and 'arguments'")
         # `ctx` holds this call's idempotency keys (handle_one), and says after the call whether it was a replay.
-        result = dispatch.call_tool(ctx, params.get("name"), params.get("arguments"), groups).data
-        return idempotency.marked_meta(ctx, result)
+        return dispatch.call_tool(ctx, params.get("name"), params.get("arguments"), groups).data
     # A method naming no tool is an unknown method (-32601), unlike an unknown name in tools/call's params (-32602).
     if allow_tool_methods and dispatch.served_tool(method, groups) is not None:
         if params is not None and not isinstance(params, dict):
@@ -136,11 +135,15 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
         if request_id is NO_ID:
             return None
         answer = error_response(request_id, exc)
-        # A tools/call's replayed error is marked in its error object, as its replayed result is (REPLAYED_META).
+        # A tools/call's replayed outcome, error or result, carries REPLAYED_META.
         return {**answer, "error": idempotency.marked_meta(ctx, answer["error"])} if tools_call else answer
     if request_id is NO_ID:
         return None
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": idempotency.marked_meta(ctx, result) if tools_call else result,
+    }
 
 
 def called_tool(message: Any, *, tool_methods: bool = False) -> Any:
@@ -154,17 +157,20 @@ def called_tool(message: Any, *, tool_methods: bool = False) -> Any:
     return method if tool_methods and registry.get(method) is not None else None
 
 
+def _batch_refusal(payload: list, ctx: CallContext, allow_tool_methods: bool) -> ApplicationError | None:
+    """Why a batch is refused whole, before any of its messages runs: empty, too large, or one request key over
+    several writes (idempotency.batch_refusal)."""
+    if not payload:
+        return InvalidRequest(data="Empty batch")
+    if len(payload) > settings.MCP_MAX_BATCH:
+        return InvalidRequest(data=f"Batch larger than {settings.MCP_MAX_BATCH}")
+    return idempotency.batch_refusal(ctx, [called_tool(m, tool_methods=allow_tool_methods) for m in payload])
+
+
 def handle_payload(payload: Any, ctx: CallContext, groups=None, *, allow_tool_methods: bool) -> Any:
     """A single message or a batch array; None when nothing needs an answer."""
     if isinstance(payload, list):
-        if not payload:
-            dispatch.account(ctx)
-            return error_response(NO_ID, InvalidRequest(data="Empty batch"))
-        if len(payload) > settings.MCP_MAX_BATCH:
-            dispatch.account(ctx)  # refused whole, counted once
-            return error_response(NO_ID, InvalidRequest(data=f"Batch larger than {settings.MCP_MAX_BATCH}"))
-        called = [called_tool(m, tool_methods=allow_tool_methods) for m in payload]
-        if (refusal := idempotency.batch_refusal(ctx, called)) is not None:
+        if (refusal := _batch_refusal(payload, ctx, allow_tool_methods)) is not None:
             dispatch.account(ctx)  # refused whole, counted once
             return error_response(NO_ID, refusal)
         answers = [handle_one(m, ctx, groups, allow_tool_methods=allow_tool_methods) for m in payload]
