@@ -27,7 +27,7 @@ from django.utils import translation
 from django.utils.text import capfirst
 from django.utils.translation import gettext
 
-from .admin_security import secret_fields
+from .core.secret_fields import secret_fields
 
 VALUE_LIMIT = 300  # characters kept of a value (a description, keywords)
 

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import functools
 
-from django.apps import apps
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.db.models.constants import LOOKUP_SEP
 
+from .admin_history import with_values
 from .core.scopes import scope_permissions
-
-
-@functools.cache
-def secret_fields() -> dict[str, frozenset[str]]:
-    """{model label: names} of the fields whose values are secrets (hashes, digests, tokens, URLs with credentials),
-    as each app declares its own (`AppConfig.secret_fields`). Staff never see them, and a changelist filter on them
-    would give them away anyway: `?password_hash__gte=…` answers "is the hash after …", so a view-only user could
-    binary-search any value one request at a time."""
-    declared: dict[str, frozenset[str]] = {}
-    for config in apps.get_app_configs():
-        for label, names in getattr(config, "secret_fields", {}).items():
-            declared[label] = declared.get(label, frozenset()) | frozenset(names)
-    return declared
+from .core.secret_fields import secret_fields
 
 
 @functools.cache
@@ -71,8 +59,6 @@ class StaffModelAdmin(admin.ModelAdmin):
 
     def construct_change_message(self, request, form, formsets, add=False):
         """Django's history message, with each changed field's before and after (mcpsite/admin_history.py)."""
-        from .admin_history import with_values
-
         return with_values(super().construct_change_message(request, form, formsets, add), form=form, formsets=formsets)
 
     def lookup_allowed(self, lookup, value, request):
