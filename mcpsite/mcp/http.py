@@ -11,6 +11,9 @@ mode: a reply is JSON unless its handler notifies (progress), and a listen strea
 to the manager configured by MCP_STATELESS_HTTP / MCP_JSON_RESPONSE (stateless JSON by default, where any process
 or host answers any request; with sessions on, a session lives in the process that opened it, so requests need
 affinity: scripts/serve-balanced). docs/production.md says which MCP features each revision covers.
+
+A plain `tools/call` of either revision is answered before the managers, by direct.py (decision 0016), with the same
+pipeline and the SDK's answer.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -34,6 +37,7 @@ from mcpsite.core.scopes import ServerInfo
 
 from . import audit, caps, dispatch, idempotency, jsonrpc, registry, threads
 from .auth import SCOPE_PRINCIPAL
+from .direct import DirectCalls
 from .refusals import refusing, send_refusal
 from .registry import CallContext, tool_groups
 from .server import build_server
@@ -69,7 +73,11 @@ def _security_settings() -> TransportSecuritySettings:
 
 
 def _context_from_request(ctx) -> tuple[CallContext, list[str] | None]:
-    scope = ctx.request.scope
+    return _context_of(ctx.request.scope)
+
+
+def _context_of(scope) -> tuple[CallContext, list[str] | None]:
+    """The transport's context of a request (its principal, its idempotency key) and its endpoint's groups."""
     call_ctx = dispatch.call_context(transport="http", api_key=scope.get(SCOPE_PRINCIPAL))
     if (keys := scope.get(SCOPE_IDEMPOTENCY)) is not None:
         call_ctx = dataclasses.replace(call_ctx, idempotency=keys)
@@ -148,9 +156,10 @@ class McpHttpApp:
         """`info`: the serverInfo this app's endpoints state (the site's by default)."""
         # Resource subscriptions need a session to notify: stateful mode only.
         self.server = build_server(_context_from_request, subscriptions=not settings.MCP_STATELESS_HTTP, info=info)
+        security = _security_settings()
         common: dict[str, Any] = {
             "app": self.server,
-            "security_settings": _security_settings(),
+            "security_settings": security,
             # The ingress bounds each endpoint's bodies; the SDK's own bound is the largest of them.
             "max_request_body_size": registry.max_request_bytes(),
         }
@@ -166,6 +175,14 @@ class McpHttpApp:
         # its own stream and one that does not still gets a JSON body.
         self.modern_manager = StreamableHTTPSessionManager(
             stateless=True, json_response=settings.MCP_MODERN_JSON_RESPONSE, **common
+        )
+        # The plain calls (direct.py, decision 0016).
+        self.direct = DirectCalls(
+            self.server,
+            TransportSecurityMiddleware(security),
+            legacy_json=settings.MCP_STATELESS_HTTP and settings.MCP_JSON_RESPONSE,
+            modern_json=settings.MCP_MODERN_JSON_RESPONSE,
+            context_of=_context_of,
         )
         self.running = False
 
@@ -209,7 +226,10 @@ class McpHttpApp:
                 too_many = RateLimited("Too many open MCP sessions for this API key; close one (DELETE) or wait")
                 await send_refusal(send, too_many)
                 return
-        if not is_modern_request(scope):
+        modern = is_modern_request(scope)
+        if await self.direct.answer(scope, send, modern=modern):
+            return
+        if not modern:
             if self.manager.stateless or api_key is None:
                 await self.manager.handle_request(scope, receive, send)
             else:
