@@ -17,7 +17,6 @@ child process per database; PostgreSQL is a fresh database on `scripts/testpg`'s
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 import uuid
@@ -35,10 +34,10 @@ ENTRY = {
 
 
 def alternate(
-    first, second, calls: int, cpu: Callable[[], int]
-) -> tuple[list[float], list[float], list[int], list[int]]:
+    first, second, calls: int, cpu: Callable[[], float]
+) -> tuple[list[float], list[float], list[float], list[float]]:
     """Time `first()` and `second()` in turn, `calls` times each (after a few warm-up calls of each): wall-clock
-    seconds and CPU nanoseconds (`cpu()`) of each call."""
+    seconds and CPU seconds (`cpu()`) of each call."""
     for _ in range(5):
         first(), second()
     a, b, a_cpu, b_cpu = [], [], [], []
@@ -51,26 +50,16 @@ def alternate(
     return a, b, a_cpu, b_cpu
 
 
-def cpu_clock() -> Callable[[], int]:
-    """CPU nanoseconds used so far by this thread and, on PostgreSQL, by the server process of its connection."""
+def cpu_clock() -> Callable[[], float]:
+    """CPU seconds used so far by this thread and, on PostgreSQL, by the server process of its connection."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
-        return time.thread_time_ns
+        return time.thread_time
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         schedstat = Path(f"/proc/{cursor.fetchone()[0]}/schedstat")
-    return lambda: time.thread_time_ns() + int(schedstat.read_text().split()[0])
-
-
-def report_cpu(label: str, ours: list[int], baseline: list[int]) -> float:
-    ratio = statistics.median(ours) / statistics.median(baseline)
-    print(
-        f"  CPU per call{label}: median {statistics.median(ours) / 1e6:.3f} ms ÷ "
-        f"{statistics.median(baseline) / 1e6:.3f} ms = {ratio:.2f}",
-        flush=True,
-    )
-    return ratio
+    return lambda: time.thread_time() + int(schedstat.read_text().split()[0]) / 1e9
 
 
 def main() -> None:
@@ -112,17 +101,17 @@ def main() -> None:
         dispatch.call_tool(base, "get_account_balance", {"accountCode": "100"})
 
     cpu = cpu_clock()
-    where = " (client + server)" if connection.vendor == "postgresql" else ""
+    where = "CPU, client + server" if connection.vendor == "postgresql" else "CPU"
     print(f"[{args.database}] {args.calls} calls of each, alternating", flush=True)
     keyed_times, unkeyed_times, keyed_cpu, unkeyed_cpu = alternate(keyed_write, unkeyed, args.calls, cpu)
     ratio = report("keyed create_journal_entry", keyed_times, unkeyed_times, "unkeyed")
     print(f"  keyed throughput ÷ unkeyed: {1 / ratio:.2f} (goal ≥ 0.85 on PostgreSQL)", flush=True)
-    cpu_ratio = report_cpu(where, keyed_cpu, unkeyed_cpu)
+    cpu_ratio = report(f"  {where}", keyed_cpu, unkeyed_cpu, "unkeyed")
     print(f"  keyed throughput ÷ unkeyed by CPU time: {1 / cpu_ratio:.2f}", flush=True)
     replay_times, read_times, replay_cpu, read_cpu = alternate(replay, read, args.calls, cpu)
     ratio = report("replay of create_journal_entry", replay_times, read_times, "get_account_balance")
     print(f"  replay ÷ exact-lookup read: {ratio:.2f} (goal ≤ 2)", flush=True)
-    report_cpu(where, replay_cpu, read_cpu)
+    report(f"  {where}", replay_cpu, read_cpu, "get_account_balance")
 
 
 if __name__ == "__main__":
