@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import functools
 import gc
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -87,6 +88,11 @@ def python_function[**P, R](func: Callable[P, R]) -> Callable[P, R]:
     return called
 
 
+def statements_are_round_trips(connection: BaseDatabaseWrapper) -> bool:
+    """Each statement goes to a server and waits for its answer (PostgreSQL); SQLite runs it in the process."""
+    return _postgresql(connection)
+
+
 def has_fts5(connection: BaseDatabaseWrapper) -> bool:
     """SQLite's FTS5 full-text tables (whether a migration could create them: see the app's own check)."""
     return _sqlite(connection)
@@ -155,13 +161,34 @@ def hosting(using: str | None = None) -> Iterator[None]:
     """An outermost transaction the services' `durable()` blocks run inside, as savepoints: what they write commits
     with it, when it ends, so a platform concern writes in the same transaction as a service (the idempotency
     claim, mcpsite/mcp/idempotency.py). Itself durable: it refuses to be nested, so the services' writes still
-    commit when their caller returns."""
+    commit when their caller returns.
+
+    Where a statement is a round trip, the savepoints' RELEASE is not sent (`_releases_held_back`): the host's
+    COMMIT or ROLLBACK ends every savepoint, and nothing names a released one again. Until then a block's savepoint
+    stays open inside its parent, so a later ROLLBACK TO an outer one still undoes the block, as after a RELEASE.
+    """
+    connection = transaction.get_connection(using)
     with transaction.atomic(using, durable=True):
         token = _hosted.set(True)
         try:
-            yield
+            if not statements_are_round_trips(connection):
+                yield
+                return
+            with connection.execute_wrapper(_releases_held_back):
+                yield
         finally:
             _hosted.reset(token)
+
+
+# A savepoint's release as transaction.atomic() sends it (DatabaseOperations.savepoint_commit_sql, the name quoted).
+_RELEASE_SAVEPOINT = re.compile(r'RELEASE SAVEPOINT "[^"]+"')
+
+
+def _releases_held_back(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
+    """An execute wrapper (`connection.execute_wrapper`) that sends every statement but a RELEASE SAVEPOINT."""
+    if params is None and _RELEASE_SAVEPOINT.fullmatch(sql):
+        return None
+    return execute(sql, params, many, context)
 
 
 def update_with_flush_wait(model: type[Model], pk: Any, values: dict[str, Any]) -> None:
