@@ -12,15 +12,17 @@ reservation list, the tool-call list (as it opens, one day of its date hierarchy
 at both scales, and a search by request id), the schedule list, the balance sheet, the trial balance, the income
 statement, and the admin index with the dashboard.
 
-One child process per database and scale (Django binds one database per process). The data lives in the
-benchmark's own databases, kept between runs because loading a million rows takes minutes (with progress):
+One child process per database and scale (Django binds one database per process); `--passes N` runs them N times
+in turn and prints each page's median over the passes, so both scales meet the same spells of load. The data lives
+in the benchmark's own databases, kept between runs because loading a million rows takes minutes (with progress):
 `var/bench-cache/staff-pages-<scale>.sqlite3`, and the database `benchcache_staff_pages_<scale>` on the throwaway
 cluster of `scripts/testpg` ($TESTPG_PORT); never the development database. A cached database is migrated, its
-row counts checked (reloaded if they differ), and its tool calls moved forward in time so the newest is a second
-old, as on a fresh load (the dashboard reads the last 24 hours). `--reload` loads afresh.
+row counts and its tool calls' spread over days checked (reloaded if they differ), and its tool calls moved forward
+in time so the newest is a second old, as on a fresh load (the dashboard reads the last 24 hours). `--reload`
+loads afresh.
 
     .venv/bin/python bench/bench_staff_pages.py [--rounds 3] [--reload] [--database sqlite|postgres|both]
-        [--scale small|large|both] [--page LABEL ...] [--queries]
+        [--scale small|large|both] [--passes 1] [--page LABEL ...] [--queries]
 """
 
 from __future__ import annotations
@@ -479,6 +481,7 @@ def measure(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--passes", type=int, default=1, help="measure each database and scale N times, in turn")
     parser.add_argument("--reload", action="store_true", help="load the data afresh even if the cache matches")
     parser.add_argument("--page", action="append", help="measure only these pages (by label; repeatable)")
     parser.add_argument("--queries", action="store_true", help="also print each page's slowest queries")
@@ -489,23 +492,34 @@ def main() -> None:
     if args.database != "both" and args.scale != "both":
         measure(args)
         return
-    # One child per database and scale; then each page's figures side by side.
-    results: dict[tuple[str, str], dict[str, list[float]]] = {}
+    # One child per database and scale, pass after pass (a page's figures at both scales are then taken alternately,
+    # through the same spells of load on a shared machine); then each page's median over the passes, side by side.
+    runs: dict[tuple[str, str], list[dict[str, list[float]]]] = {}
     out = Path(tempfile.mkdtemp(prefix="bench-staff-pages-"))
     atexit.register(shutil.rmtree, out, True)
-    for database in DATABASES if args.database == "both" else [args.database]:
-        for scale in SCALES if args.scale == "both" else [args.scale]:
-            print(f"=== {database}, {scale}", flush=True)
-            child = [
-                a
-                for a, before in zip(sys.argv[1:], ["", *sys.argv[1:]], strict=False)
-                if not a.startswith(("--database", "--scale")) and before not in ("--database", "--scale")
-            ]
-            json_path = out / f"{database}-{scale}.json"
-            command = [sys.executable, __file__, *child, "--database", database, "--scale", scale]
-            subprocess.run([*command, "--json", str(json_path)], check=True)
-            results[database, scale] = json.loads(json_path.read_text())
-    print("server time per page in ms, wall / CPU; at 1,000 rows, at 1,000,000 (10,000 shows), and the difference")
+    own = ("--database", "--scale", "--passes")
+    child = [
+        a
+        for a, before in zip(sys.argv[1:], ["", *sys.argv[1:]], strict=False)
+        if not a.startswith(own) and before not in own
+    ]
+    for n in range(args.passes):
+        for database in DATABASES if args.database == "both" else [args.database]:
+            for scale in SCALES if args.scale == "both" else [args.scale]:
+                print(f"=== {database}, {scale}, pass {n + 1} of {args.passes}", flush=True)
+                json_path = out / f"{database}-{scale}-{n}.json"
+                again = [a for a in child if a != "--reload"] if n else child  # loaded afresh once
+                command = [sys.executable, __file__, *again, "--database", database, "--scale", scale]
+                subprocess.run([*command, "--json", str(json_path)], check=True)
+                runs.setdefault((database, scale), []).append(json.loads(json_path.read_text()))
+    results = {
+        where: {label: [statistics.median(run[label][i] for run in passes) for i in range(2)] for label in passes[0]}
+        for where, passes in runs.items()
+    }
+    print(
+        "server time per page in ms, wall / CPU (medians over the passes); at 1,000 rows, at 1,000,000 (10,000 shows), "
+        "and the difference"
+    )
     for database in DATABASES:
         small, large = results.get((database, "small"), {}), results.get((database, "large"), {})
         if not small and not large:
