@@ -198,11 +198,11 @@ def notify(channel: str, payload: str, connection: BaseDatabaseWrapper = default
         cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
 
 
-# Coarse buckets of a non-negative integer, monotone in it, each at most a tenth of its magnitude wide (two
-# significant digits): 0-99 one by one, 100-999 by tens, 1,000-9,999 by hundreds, and so on.
+# Coarse buckets of a non-negative integer, monotone in it, one significant digit wide: 0-9 one by one, 10-99 by
+# tens, 100-999 by hundreds, and so on.
 _BUCKET = (
-    "CASE WHEN {d} < 100 THEN {d} WHEN {d} < 1000 THEN 90 + {d} / 10 WHEN {d} < 10000 THEN 180 + {d} / 100 "
-    "WHEN {d} < 100000 THEN 270 + {d} / 1000 ELSE 360 + {d} / 10000 END"
+    "CASE WHEN {d} < 10 THEN {d} WHEN {d} < 100 THEN 9 + {d} / 10 WHEN {d} < 1000 THEN 18 + {d} / 100 "
+    "WHEN {d} < 10000 THEN 27 + {d} / 1000 ELSE 36 + {d} / 10000 END"
 )
 
 
@@ -213,7 +213,7 @@ def nearest_rank_p95(rows: QuerySet[Any, Any], connection: BaseDatabaseWrapper =
 
     The p95 is the smallest `d` whose running count reaches ceil(0.95 n), found in integer arithmetic
     (cum * 20 >= n * 19) in two steps, so no step ranks every row: running sums over each group's counts per
-    coarse bucket of `d` (_BUCKET: a few hundred buckets, not every distinct value) find the bucket that holds that
+    coarse bucket of `d` (_BUCKET: a few dozen buckets, not every distinct value) find the bucket that holds that
     rank and how many rows lie below it; then running sums over the distinct values of the rows in that one bucket
     find the value. The same SQL on SQLite, which has no percentile aggregate, and PostgreSQL. Raw SQL because
     Django cannot put a window over an aggregate of the same query; the rows are the ORM's own.
