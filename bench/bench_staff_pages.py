@@ -8,18 +8,21 @@ each scale, with the difference. The goal (docs/staff-pages.md, "Large lists"): 
 scale, and within 60 ms of the same page at the small one.
 
 The pages: the journal-entry list (as it opens, and filtered by one account: 現金, on 3 lines in 10), the
-reservation list, the tool-call list (as it opens, one day of its date hierarchy, and a search by request id), the
-schedule list, the balance sheet, the trial balance, the income statement, and the admin index with the dashboard.
+reservation list, the tool-call list (as it opens, one day of its date hierarchy: yesterday, a full page of 100 calls
+at both scales, and a search by request id), the schedule list, the balance sheet, the trial balance, the income
+statement, and the admin index with the dashboard.
 
-One child process per database and scale (Django binds one database per process). The data lives in the
-benchmark's own databases, kept between runs because loading a million rows takes minutes (with progress):
+One child process per database and scale (Django binds one database per process); `--passes N` runs them N times
+in turn and prints each page's median over the passes, so both scales meet the same spells of load. The data lives
+in the benchmark's own databases, kept between runs because loading a million rows takes minutes (with progress):
 `var/bench-cache/staff-pages-<scale>.sqlite3`, and the database `benchcache_staff_pages_<scale>` on the throwaway
 cluster of `scripts/testpg` ($TESTPG_PORT); never the development database. A cached database is migrated, its
-row counts checked (reloaded if they differ), and its tool calls moved forward in time so the newest is a second
-old, as on a fresh load (the dashboard reads the last 24 hours). `--reload` loads afresh.
+row counts and its tool calls' spread over days checked (reloaded if they differ), and its tool calls moved forward
+in time so the newest is a second old, as on a fresh load (the dashboard reads the last 24 hours). `--reload`
+loads afresh.
 
     .venv/bin/python bench/bench_staff_pages.py [--rounds 3] [--reload] [--database sqlite|postgres|both]
-        [--scale small|large|both] [--page LABEL ...] [--queries]
+        [--scale small|large|both] [--passes 1] [--page LABEL ...] [--queries]
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ SHOWS_VERSION = "2"  # the first film's description: a cached database with othe
 GOAL_MS, GOAL_MORE_MS = 300, 60
 # rows of each kind: tool calls, shows, journal lines
 SCALES = {"small": (1_000, 1_000, 1_000), "large": (1_000_000, 10_000, 1_000_000)}
-CALL_DAYS = 100  # the tool calls are spread evenly over the last 100 days
+# The tool calls are spread evenly over the last days: at a million, 10,000 a day; at 1,000, 125 a day, so that
+# one day of the date hierarchy (yesterday, a whole day) lists a full page of 100 calls at both scales.
+CALL_DAYS = {"small": 8, "large": 100}
 
 
 def progress(done: int, total: int, started: float, what: str) -> None:
@@ -265,7 +270,7 @@ def ensure_data(*, calls: int, shows: int, lines: int, days: int, reload: bool) 
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection
-    from django.db.models import F, Max
+    from django.db.models import F, Max, Min
     from django.utils import timezone
 
     from cinema.models import Movie, Reservation, ReservedSeat, Schedule, Seat, Theater
@@ -278,7 +283,8 @@ def ensure_data(*, calls: int, shows: int, lines: int, days: int, reload: bool) 
     owner, _ = users.objects.get_or_create(username="bench-owner")
 
     have_calls = ToolCall.objects.count()
-    if reload or have_calls != calls:
+    span = ToolCall.objects.aggregate(span=Max("created_at") - Min("created_at"))["span"]
+    if reload or have_calls != calls or abs(span - datetime.timedelta(days=days)) > datetime.timedelta(hours=1):
         print(f"[{connection.vendor}] loading {calls:,} tool calls over {days} days (had {have_calls:,})", flush=True)
         ToolCall.objects.all().delete()
         ApiKey.objects.filter(prefix__startswith="bench").delete()
@@ -405,7 +411,7 @@ def pages(*, scale: str) -> dict[str, str]:
     """The pages measured, by label."""
     from django.utils import timezone
 
-    today = timezone.localdate()
+    yesterday = timezone.localdate() - datetime.timedelta(days=1)
     calls = SCALES[scale][0]
     return {
         "journal entries": "/admin/ledger/journalentry/",
@@ -413,8 +419,8 @@ def pages(*, scale: str) -> dict[str, str]:
         "reservations": "/admin/cinema/reservation/",
         "tool calls": "/admin/mcpsite/toolcall/",
         "tool calls, one day": (
-            f"/admin/mcpsite/toolcall/?created_at__year={today.year}"
-            f"&created_at__month={today.month}&created_at__day={today.day}"
+            f"/admin/mcpsite/toolcall/?created_at__year={yesterday.year}"
+            f"&created_at__month={yesterday.month}&created_at__day={yesterday.day}"
         ),
         "tool calls, request id": f"/admin/mcpsite/toolcall/?q=req-{calls // 2:08d}",
         "schedules": "/admin/cinema/schedule/",
@@ -441,7 +447,7 @@ def measure(args: argparse.Namespace) -> None:
     from django.test import Client
 
     calls, shows, lines = SCALES[args.scale]
-    ensure_data(calls=calls, shows=shows, lines=lines, days=CALL_DAYS, reload=args.reload)
+    ensure_data(calls=calls, shows=shows, lines=lines, days=CALL_DAYS[args.scale], reload=args.reload)
     client = Client()
     client.force_login(staff_users()["superuser"])
     cpu = cpu_clock()
@@ -475,6 +481,7 @@ def measure(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--passes", type=int, default=1, help="measure each database and scale N times, in turn")
     parser.add_argument("--reload", action="store_true", help="load the data afresh even if the cache matches")
     parser.add_argument("--page", action="append", help="measure only these pages (by label; repeatable)")
     parser.add_argument("--queries", action="store_true", help="also print each page's slowest queries")
@@ -485,19 +492,34 @@ def main() -> None:
     if args.database != "both" and args.scale != "both":
         measure(args)
         return
-    # One child per database and scale; then each page's figures side by side.
-    results: dict[tuple[str, str], dict[str, list[float]]] = {}
+    # One child per database and scale, pass after pass (a page's figures at both scales are then taken alternately,
+    # through the same spells of load on a shared machine); then each page's median over the passes, side by side.
+    runs: dict[tuple[str, str], list[dict[str, list[float]]]] = {}
     out = Path(tempfile.mkdtemp(prefix="bench-staff-pages-"))
     atexit.register(shutil.rmtree, out, True)
-    for database in DATABASES if args.database == "both" else [args.database]:
-        for scale in SCALES if args.scale == "both" else [args.scale]:
-            print(f"=== {database}, {scale}", flush=True)
-            child = [a for a in sys.argv[1:] if not a.startswith(("--database", "--scale"))]
-            json_path = out / f"{database}-{scale}.json"
-            command = [sys.executable, __file__, *child, "--database", database, "--scale", scale]
-            subprocess.run([*command, "--json", str(json_path)], check=True)
-            results[database, scale] = json.loads(json_path.read_text())
-    print("server time per page in ms, wall / CPU; at 1,000 rows, at 1,000,000 (10,000 shows), and the difference")
+    own = ("--database", "--scale", "--passes")
+    child = [
+        a
+        for a, before in zip(sys.argv[1:], ["", *sys.argv[1:]], strict=False)
+        if not a.startswith(own) and before not in own
+    ]
+    for n in range(args.passes):
+        for database in DATABASES if args.database == "both" else [args.database]:
+            for scale in SCALES if args.scale == "both" else [args.scale]:
+                print(f"=== {database}, {scale}, pass {n + 1} of {args.passes}", flush=True)
+                json_path = out / f"{database}-{scale}-{n}.json"
+                again = [a for a in child if a != "--reload"] if n else child  # loaded afresh once
+                command = [sys.executable, __file__, *again, "--database", database, "--scale", scale]
+                subprocess.run([*command, "--json", str(json_path)], check=True)
+                runs.setdefault((database, scale), []).append(json.loads(json_path.read_text()))
+    results = {
+        where: {label: [statistics.median(run[label][i] for run in passes) for i in range(2)] for label in passes[0]}
+        for where, passes in runs.items()
+    }
+    print(
+        "server time per page in ms, wall / CPU (medians over the passes); at 1,000 rows, at 1,000,000 (10,000 shows), "
+        "and the difference"
+    )
     for database in DATABASES:
         small, large = results.get((database, "small"), {}), results.get((database, "large"), {})
         if not small and not large:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from django.db.models import Case, Count, F, IntegerField, Max, Min, Q, Sum, Value, When
+from django.db.models import Case, Count, F, IntegerField, Max, Min, Q, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
@@ -13,6 +14,7 @@ from .core.db import RareAtLeast, nearest_rank_p95
 from .core.search import SearchHit, SearchQuery
 from .models import ApiKey, Heartbeat, ToolCall, ToolCallOutcome
 
+NO_KEY = 0  # tool_call_stats' group of the calls without an API key
 # A call answered with a question (input_required) did not fail: the user's answer comes in the next call.
 FAILED_OUTCOMES = [o for o in ToolCallOutcome.values if o not in (ToolCallOutcome.OK, ToolCallOutcome.INPUT_REQUIRED)]
 
@@ -33,22 +35,24 @@ def tool_call_stats(*, since: datetime.datetime, by: str) -> list[ToolCallStats]
     """Calls since `since` grouped `by` "tool" or "api_key": how many, how many failed, and the p95 duration.
 
     One query, the same SQL on SQLite (which has no percentile aggregate) and PostgreSQL, and one row per group
-    leaves the database. The calls are first counted per (group, duration) — a histogram, as many rows as distinct
-    durations, of the recent calls' range read from a covering index (ToolCall's toolcall_recent_idx) — then
-    running sums over the histogram find the nearest-rank p95: the smallest duration whose running count reaches
-    ⌈0.95·n⌉ (integer arithmetic: cum·20 ≥ n·19). Most calls first.
+    leaves the database: the recent calls' range is read from a covering index (ToolCall's toolcall_recent_idx),
+    and running sums over counts per group find the nearest-rank p95 (mcpsite.core.db.nearest_rank_p95). Most
+    calls first.
     """
     if by not in {"tool", "api_key"}:
         raise ValueError(f"tool_call_stats: unknown grouping {by!r}")
     failed = Case(When(Q(outcome__in=FAILED_OUTCOMES), then=Value(1)), default=Value(0), output_field=IntegerField())
-    histogram = (
+    # A call without a key (stdio) is group 0 inside the query (no key has that primary key): the p95's steps
+    # match rows to their group by equality, which NULL never meets.
+    group = F("tool") if by == "tool" else Coalesce(F("api_key_id"), Value(NO_KEY))
+    calls = (
         ToolCall.objects.filter(RareAtLeast(F("created_at"), since))
         .order_by()
-        .values(grp=F("api_key_id" if by == "api_key" else "tool"), d=F("duration_ms"))
-        .annotate(c=Count("id"), f=Sum(failed))
+        .values(grp=group, d=F("duration_ms"), f=failed)
     )
     rows = [
-        ToolCallStats(grp, int(n), int(n_failed), int(p95)) for grp, n, n_failed, p95 in nearest_rank_p95(histogram)
+        ToolCallStats(None if by == "api_key" and grp == NO_KEY else grp, int(n), int(n_failed), int(p95))
+        for grp, n, n_failed, p95 in nearest_rank_p95(calls)
     ]
     return sorted(rows, key=lambda row: (-row.calls, str(row.key)))
 

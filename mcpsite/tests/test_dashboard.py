@@ -212,6 +212,50 @@ def test_p95_is_the_nearest_rank_of_each_group_and_no_rows_are_loaded(make_api_k
             assert row.failed == len([c for c in recent if key_of(c) == row.key and c.outcome != "ok"])
 
 
+DURATIONS = {
+    "one value": lambda rng: 42,
+    "inside one coarse bucket": lambda rng: rng.randrange(100, 110),
+    "on the buckets' edges": lambda rng: rng.choice(
+        [0, 9, 10, 99, 100, 109, 199, 200, 999, 1000, 9999, 10000, 99999, 100000]
+    ),
+    "every magnitude": lambda rng: int(10 ** rng.uniform(0, 7)),
+    "short, with a slow tail": lambda rng: rng.randrange(0, 30) if rng.random() < 0.93 else rng.randrange(500, 60000),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("durations", DURATIONS)
+@pytest.mark.parametrize("size", [1, 20, 21, 400])
+def test_p95_is_the_nearest_rank_whatever_the_durations(make_api_key, durations, size):
+    """The p95 is found through coarse buckets of the duration and then the values of one bucket: equal to the
+    nearest rank of the sorted durations for groups of any size (20 calls: the 19th; 21: the 20th) and any spread,
+    calls without a key (stdio) a group of their own."""
+    rng = random.Random(f"{durations}-{size}")
+    keys = [make_api_key(name=f"k{i}")[0] for i in range(2)]
+    now = timezone.now()
+    calls = [
+        ToolCall(
+            tool=rng.choice(["a", "b"]),
+            api_key=rng.choice([*keys, None]),
+            duration_ms=DURATIONS[durations](rng),
+            outcome=rng.choice(["ok", "ok", "error"]),
+            request_id=str(i),
+            created_at=now - datetime.timedelta(seconds=i),
+        )
+        for i in range(size * 3)
+    ]
+    ToolCall.objects.bulk_create(calls)
+    for by, key_of in [("tool", lambda c: c.tool), ("api_key", lambda c: c.api_key.pk if c.api_key else None)]:
+        expected = {}
+        for group in {key_of(c) for c in calls}:
+            mine = [c for c in calls if key_of(c) == group]
+            ranked = sorted(c.duration_ms for c in mine)
+            failed = len([c for c in mine if c.outcome == "error"])
+            expected[group] = (len(ranked), failed, ranked[math.ceil(0.95 * len(ranked)) - 1])
+        stats = tool_call_stats(since=now - datetime.timedelta(days=1), by=by)
+        assert {row.key: (row.calls, row.failed, row.p95_ms) for row in stats} == expected
+
+
 @pytest.mark.django_db
 def test_tool_call_stats_read_the_recent_range_from_the_covering_index():
     """The histograms read the last 24 hours from toolcall_recent_idx alone, the range told rare to SQLite's
