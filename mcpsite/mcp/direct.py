@@ -30,6 +30,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
     MCP_PARAM_HEADER_PREFIX,
@@ -41,6 +42,7 @@ from mcp.shared.inbound import (
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from mcpsite.core.jsonutil import dumps
@@ -166,7 +168,11 @@ class DirectCalls:
         `serverInfo` stamp on 2026-07-28)."""
         if isinstance(result, types.CallToolResult):
             result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        shaped = serialize_server_result("tools/call", call.version, result)
+        try:
+            shaped = serialize_server_result("tools/call", call.version, result)
+        except ValidationError:  # a server bug, answered as the SDK answers it; the detail stays in the log
+            logger.exception("tools/call of %s returned an invalid result", call.spec.name)
+            raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
         if call.modern:
             meta = shaped.get("_meta") or {}
             if meta.get(types.SERVER_INFO_META_KEY) is None:

@@ -12,6 +12,7 @@ from ledger import seeding
 from ledger.models import JournalEntry
 from mcpsite.mcp.direct import DirectCalls
 from mcpsite.mcp.idempotency import REPLAYED_META
+from mcpsite.mcp.registry import ToolSpec, register, unregister
 from mcpsite.models import ToolCall
 
 from .modern import envelope, routing_headers
@@ -50,7 +51,18 @@ CASES = [
     _modern(40, "test_echo", {"text": "x"}, _meta={"progressToken": "p"}),
     _modern(41, "test_echo", {"text": "x"}, capabilities={"elicitation": {}}),
     (_modern(42, "test_echo", {"text": "x"})[0], (*_modern(42, "test_echo")[1][:2], (b"mcp-name", b"other"))),
+    # Structured content that is not an object: 2025-11-25's schema refuses it (a server bug, answered as an
+    # internal error).
+    (_call(43, "test_list_result", {}), LEGACY),
+    _modern(44, "test_list_result", {}),
 ]
+
+
+@pytest.fixture(autouse=True)
+def list_result_tool():
+    register(ToolSpec("test_list_result", "cinema", "A list", {"type": "object"}, lambda args, ctx: [1, 2]))
+    yield
+    unregister("test_list_result")
 
 
 async def _answers(raw: str) -> list[tuple[int, bytes | None, object]]:
@@ -80,8 +92,10 @@ async def test_a_plain_call_gets_the_sdks_answer(make_api_key, monkeypatch):
 
     monkeypatch.setattr(DirectCalls, "answer", watched)
     direct = await _answers(raw)
-    assert answered.count(True) == 23, answered  # the control below shows what the SDK makes of each
+    assert answered.count(True) == 25, answered  # the control below shows what the SDK makes of each
     direct_calls = await sync_to_async(ToolCall.objects.count)()
+    # 2025-11-25's schema wants an object there, 2026-07-28's takes any JSON value.
+    assert direct[-2][2]["error"]["code"] == -32603 and direct[-1][2]["result"]["structuredContent"] == [1, 2]
 
     async def nothing_plain(self, scope, *, modern):
         return None
