@@ -6,6 +6,7 @@ database connection and closes it at the end.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 
@@ -229,21 +230,26 @@ def test_control_counting_after_the_check_lets_more_guesses_through(monkeypatch,
 ROUNDS = 5
 
 
-def _block_and_book_at_once(monkeypatch, *, slow: str) -> list[tuple[bool, bool]]:
+def _block_and_book_at_once(monkeypatch, *, slow: str, ordered: bool = False) -> list[tuple[bool, bool]]:
     """Each round, one thread blocks seat A<n> for the show while another books it, released together; `slow` is
-    the side that waits 0.1 s between its last check and its write (as a busy server would). Whether the seat
-    ended up blocked and whether it ended up sold, per round."""
+    the side that waits 0.1 s between its last check and its write (as a busy server would). `ordered`: the other
+    side checks only once the slow side has checked (up to 1 s), so the race's window is met however late a thread
+    starts on a loaded machine. Whether the seat ended up blocked and whether it ended up sold, per round."""
     from django.utils import timezone as tz
 
     from cinema.models import ShowSeatBlock
 
     schedule = _show()
     monkeypatch.setattr(services, "password_hash", lambda password: "argon2$stand-in")
+    checked = threading.Event()
 
     def slowly(func, side):
         def called(**kwargs):
+            if side != slow and ordered:
+                checked.wait(timeout=1)
             result = func(**kwargs)
             if side == slow:
+                checked.set()
                 time.sleep(0.1)
             return result
 
@@ -265,6 +271,7 @@ def _block_and_book_at_once(monkeypatch, *, slow: str) -> list[tuple[bool, bool]
                 return f"refused: {exc.human}"
             return "done"
 
+        checked.clear()
         results, errors = run_together(attempt, 2)
         assert errors == [], errors
         blocked = ShowSeatBlock.objects.filter(schedule=schedule, seat__label=label).exists()
@@ -295,7 +302,7 @@ def test_control_without_the_show_lock_and_the_triggers_a_blocked_seat_is_sold(m
         for table, name in triggers:
             cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {name}")
     try:
-        outcomes = _block_and_book_at_once(monkeypatch, slow=slow)
+        outcomes = _block_and_book_at_once(monkeypatch, slow=slow, ordered=True)
     finally:
         with connection.cursor() as cursor:
             for table, name in triggers:
