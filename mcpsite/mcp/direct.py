@@ -149,10 +149,7 @@ class DirectCalls:
         call_ctx = idempotency.keyed(dataclasses.replace(call_ctx, protocol=call.version), params=call.params)
         running = dispatch.acall_tool(call_ctx, call.spec.name, call.params.get("arguments"), groups)
         try:
-            result = await tool_call_result(running, call.spec, scope)
-            if isinstance(result, dict):
-                result = idempotency.marked_meta(call_ctx, result)
-            shaped = self._shaped(result, call)
+            shaped = self._shaped(await tool_call_result(running, call.spec, call_ctx, scope), call)
         except Exception as exc:  # the SDK's mapping: MCPError's own error, else an internal error, logged
             error = handler_exception_to_error_data(exc)
             if error is None:

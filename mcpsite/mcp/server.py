@@ -67,12 +67,20 @@ def result_fields(payload: Any, *, is_error: bool) -> dict[str, Any]:
 
 
 async def tool_call_result(
-    call: Awaitable[ToolResult], spec: ToolSpec | None, scope: dict[str, Any] | None = None
+    call: Awaitable[ToolResult], spec: ToolSpec | None, ctx: CallContext, scope: dict[str, Any] | None = None
 ) -> dict[str, Any] | types.CallToolResult | types.InputRequiredResult:
-    """The result of one `tools/call` of `spec` running as `call` (dispatch.acall_tool): the wire fields of a plain
-    answer, the model of an answer in content blocks, of a confirmation card or of a question (`input_required`);
-    MCPError for the failures MCP answers as protocol errors (an unknown tool, the key's rate, a revoked key).
-    `scope`: the HTTP request's, where a dependency that is down is also the answer's 503 with `Retry-After`."""
+    """The result of one `tools/call` of `spec` running as `call` (dispatch.acall_tool, with the context `ctx`):
+    the wire fields of a plain answer, marked when it is a replay (idempotency.marked_meta), the model of an answer
+    in content blocks, of a confirmation card or of a question (`input_required`); MCPError for the failures MCP
+    answers as protocol errors (an unknown tool, the key's rate, a revoked key). `scope`: the HTTP request's, where
+    a dependency that is down is also the answer's 503 with `Retry-After`."""
+    result = await _tool_answer(call, spec, scope)
+    return idempotency.marked_meta(ctx, result) if isinstance(result, dict) else result
+
+
+async def _tool_answer(
+    call: Awaitable[ToolResult], spec: ToolSpec | None, scope: dict[str, Any] | None
+) -> dict[str, Any] | types.CallToolResult | types.InputRequiredResult:
     try:
         result = await call
     except ConfirmInView as asked:  # an MCP Apps client: the person answers on the tool's card
@@ -176,9 +184,8 @@ def build_server(context_for: ContextFactory, *, subscriptions: bool = False, in
         call_ctx = ui.with_card(call_ctx, spec, params.name, params.arguments)
         call = dispatch.acall_tool(call_ctx, params.name, params.arguments, groups)
         scope = ctx.request.scope if ctx.request is not None else None
-        result = await tool_call_result(calls.run_cancellable(call, interaction), spec, scope)
         # A plain answer leaves as its wire fields: the SDK validates every result against its revision's schema.
-        return idempotency.marked_meta(call_ctx, result) if isinstance(result, dict) else result
+        return await tool_call_result(calls.run_cancellable(call, interaction), spec, call_ctx, scope)
 
     with warnings.catch_warnings():
         # logging/setLevel is deprecated in 2026-07-28 but 2025-11-25 clients still send it.
