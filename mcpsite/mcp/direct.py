@@ -216,12 +216,13 @@ def _meta_within(params: dict[str, Any], allowed: frozenset[str]) -> bool:
     return isinstance(meta, dict) and meta.keys() <= allowed
 
 
-_param_headers: dict[str, bool] = {}
+_param_headers: dict[str, tuple[Any, bool]] = {}
 
 
 def _declares_param_headers(spec: ToolSpec) -> bool:
-    """Whether the tool's schema maps an argument to an `Mcp-Param-*` header (the SDK then checks the headers)."""
-    declared = _param_headers.get(spec.name)
-    if declared is None:
-        declared = _param_headers[spec.name] = bool(x_mcp_header_map(spec.input_schema))
-    return declared
+    """Whether the tool's schema maps an argument to an `Mcp-Param-*` header (the SDK then checks the headers);
+    kept per tool while its schema is the same object (a tool registered again under its name has a new one)."""
+    cached = _param_headers.get(spec.name)
+    if cached is None or cached[0] is not spec.input_schema:
+        cached = _param_headers[spec.name] = (spec.input_schema, bool(x_mcp_header_map(spec.input_schema)))
+    return cached[1]
