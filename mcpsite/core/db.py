@@ -225,11 +225,11 @@ def notify(channel: str, payload: str, connection: BaseDatabaseWrapper = default
         cursor.execute("SELECT pg_notify(%s, %s)", [channel, payload])
 
 
-# Coarse buckets of a non-negative integer, monotone in it, one significant digit wide: 0-9 one by one, 10-99 by
-# tens, 100-999 by hundreds, and so on.
+# Coarse buckets of the non-negative integer column d, monotone in it, one significant digit wide: 0-9 one by one,
+# 10-99 by tens, 100-999 by hundreds, and so on.
 _BUCKET = (
-    "CASE WHEN {d} < 10 THEN {d} WHEN {d} < 100 THEN 9 + {d} / 10 WHEN {d} < 1000 THEN 18 + {d} / 100 "
-    "WHEN {d} < 10000 THEN 27 + {d} / 1000 ELSE 36 + {d} / 10000 END"
+    "CASE WHEN d < 10 THEN d WHEN d < 100 THEN 9 + d / 10 WHEN d < 1000 THEN 18 + d / 100 "
+    "WHEN d < 10000 THEN 27 + d / 1000 ELSE 36 + d / 10000 END"
 )
 
 
@@ -246,10 +246,9 @@ def nearest_rank_p95(rows: QuerySet[Any, Any], connection: BaseDatabaseWrapper =
     Django cannot put a window over an aggregate of the same query; the rows are the ORM's own.
     """
     inner, params = rows.query.sql_with_params()
-    bucket = _BUCKET.format(d="d")
     sql = f"""
         WITH sample AS ({inner}),
-        coarse AS (SELECT grp, {bucket} AS b, COUNT(*) AS c, SUM(f) AS f FROM sample GROUP BY 1, 2),
+        coarse AS (SELECT grp, {_BUCKET} AS b, COUNT(*) AS c, SUM(f) AS f FROM sample GROUP BY 1, 2),
         ranked AS (
             SELECT grp, b, c,
                    SUM(c) OVER (PARTITION BY grp ORDER BY b) AS cum,
@@ -262,7 +261,7 @@ def nearest_rank_p95(rows: QuerySet[Any, Any], connection: BaseDatabaseWrapper =
             WHERE cum * 20 >= n * 19 AND (cum - c) * 20 < n * 19
         ),
         fine AS (
-            SELECT grp, d, COUNT(*) AS c FROM sample WHERE (grp, {bucket}) IN (SELECT grp, b FROM target) GROUP BY 1, 2
+            SELECT grp, d, COUNT(*) AS c FROM sample WHERE (grp, {_BUCKET}) IN (SELECT grp, b FROM target) GROUP BY 1, 2
         ),
         fine_ranked AS (
             SELECT fine.grp, fine.d, target.n, target.n_failed,
