@@ -275,8 +275,8 @@ class AccountFilter(admin.SimpleListFilter):
         # By the account's id, not its code joined inside the EXISTS: with the join PostgreSQL counts the capped
         # page count through a hash of every line of the account; with the id it walks the (account, entry) index
         # in entry order beside the entries and stops at the cap.
-        account = Account.objects.filter(code=self.value()).values_list("pk", flat=True)
-        return queryset.filter(Exists(JournalLine.objects.filter(entry=OuterRef("pk"), account_id__in=list(account))))
+        ids = list(Account.objects.filter(code=self.value()).values_list("pk", flat=True))
+        return queryset.filter(Exists(JournalLine.objects.filter(entry=OuterRef("pk"), account_id__in=ids)))
 
 
 @admin.register(JournalEntry)
