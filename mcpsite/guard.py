@@ -11,8 +11,10 @@
 - the body is read here, within its endpoint's limit (a declared `Content-Length` over it is refused at once, 413)
   and within HTTP_BODY_TIMEOUT_S (408), and parsed once on the MCP doors; downstream reads the replayed body and
   finds its JSON (or the ParseError) in the scope (`jsonrpc.SCOPE_JSON`);
-- accounting: an MCP or REST request counts once against its key's rate (429 with `Retry-After`); `/rpc` and the
-  WebSocket count each JSON-RPC message as they read it (`dispatch.account`, the same stage);
+- accounting: an MCP or REST request counts once against its key's rate (429 with `Retry-After`): a REST request
+  here, an MCP request where its transport first acts on it (`dispatch.Admission`, in the scope; a plain tools/call
+  in its own worker thread), and here after the answer if no route did; `/rpc` and the WebSocket count each
+  JSON-RPC message as they read it (`dispatch.account`, the same stage);
 - caps: a seed request holds one of its key's MCP_KEY_CONCURRENCY slots while it runs (the MCP transport takes its
   slot around the tool's worker thread; caps.py).
 
@@ -23,6 +25,7 @@ Refusals keep each endpoint's error shape (refusals.py): a JSON-RPC error object
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from typing import Any
 
@@ -100,16 +103,20 @@ class RequestGuard:
             if kind != OTHER and body:
                 message = jsonrpc.parse_kept(body)
                 scope = {**scope, jsonrpc.SCOPE_JSON: message}
-            if kind in (MCP, REST) and principal is not None:
-                await _counted(kind, groups, principal, message)
-        except (_Refused, ApplicationError) as exc:
-            error = exc.error if isinstance(exc, _Refused) else exc
+            admission = await _admission(kind, groups, principal, message)
+        except (_Refused, dispatch.NotAdmitted, ApplicationError) as exc:
+            error = exc if isinstance(exc, ApplicationError) else exc.error
             await _refuse(scope, send, error, kind, groups, message, body_read=body != b"")
             return
-        scope = {**scope, SCOPE_PRINCIPAL: principal, SCOPE_GROUPS: groups}
+        scope = {**scope, SCOPE_PRINCIPAL: principal, SCOPE_GROUPS: groups, dispatch.SCOPE_ADMISSION: admission}
         receive = replay(body, receive)
         if kind == MCP:
-            await self.app(scope, receive, _with_headers(send, SECURITY_HEADERS))
+            try:
+                await self.app(scope, receive, _with_headers(send, SECURITY_HEADERS))
+            finally:
+                if admission is not None:  # whatever the route did, the request is counted
+                    with contextlib.suppress(dispatch.NotAdmitted):
+                        await admission.atake()
         elif kind in (RPC, REST):
             async with caps.key_slot(principal):
                 await self.app(scope, receive, send)
@@ -134,14 +141,20 @@ class RequestGuard:
 _CHALLENGED = frozenset({"UNAUTHORIZED", "SCOPE_DENIED"})
 
 
-async def _counted(kind: str, groups: list[str] | None, principal, message: Any) -> None:
-    """The accounting stage for an MCP or REST request, then, on MCP, the door's scope check of the tool it calls
-    (an OAuth client is challenged for the scope it lacks)."""
+async def _admission(kind: str, groups: list[str] | None, principal, message: Any) -> dispatch.Admission | None:
+    """The accounting stage of a credited MCP or REST request. A REST request is counted here; an MCP request's
+    count travels in the scope, taken by the transport before it does anything for the request (a plain
+    tools/call: in the call's own worker thread). On MCP, the door's scope check of the tool it calls (an OAuth
+    client is challenged for the scope it lacks), after the count."""
+    if kind not in (MCP, REST) or principal is None:
+        return None
     ctx = dispatch.call_context(transport="http" if kind == MCP else "rest", api_key=principal)
-    tool = _called_tool(message, kind)
-    await _available(dispatch.aaccount(ctx, tool))
-    if kind == MCP:
-        await _available(dispatch.aauthorize_at_door(ctx, tool, groups))
+    admission = dispatch.Admission(ctx, _called_tool(message, kind))
+    if kind == REST:
+        await _available(admission.atake())
+        return None
+    await _available(dispatch.aauthorize_at_door(admission, groups))
+    return admission
 
 
 async def _refuse(
@@ -151,7 +164,7 @@ async def _refuse(
     challenged = kind == MCP and error.kind.name in _CHALLENGED
     challenge = bearer_challenge(scope, error, groups) if challenged else None
     shape: Shape = "rest" if kind == REST else "jsonrpc"
-    request_id = _request_id(message) if kind in (MCP, RPC) else None
+    request_id = jsonrpc.request_id(message) if kind in (MCP, RPC) else None
     # The rest of an unread body would be taken for the next request on this connection.
     close = [] if body_read else [(b"connection", b"close")]
     await send_refusal(
@@ -188,11 +201,6 @@ async def _deny_websocket(scope, receive, send, error: ApplicationError) -> None
     status, headers, payload = refusal(error, "jsonrpc")
     await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
     await send({"type": "websocket.http.response.body", "body": payload})
-
-
-def _request_id(message: Any) -> Any:
-    request_id = message.get("id") if isinstance(message, dict) else None
-    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
 
 
 def _called_tool(message: Any, kind: str) -> Any:

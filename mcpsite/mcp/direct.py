@@ -14,9 +14,10 @@ one agents send most: a plain call. Plain means:
   ladder and envelope of 2026-07-28; and no trace recording (the SDK's middleware writes the MCP span).
 
 The call runs in the same pipeline as on the SDK's path (`dispatch.acall_tool`, `server.tool_call_result`: every
-stage, the audit, the idempotency key), and its answer is the SDK's: the result shaped by the SDK's serialiser for
-the request's revision with its `serverInfo` stamp on 2026-07-28, errors by the SDK's exception mapping and its
-status table. `mcpsite/tests/test_direct.py` holds the two answers equal, call by call.
+stage, the audit, the idempotency key), its worker thread taking the request's count first (the ingress's
+Admission; refused, the answer is the ingress's refusal), and its answer is the SDK's: the result shaped by the SDK's
+serialiser for the request's revision with its `serverInfo` stamp on 2026-07-28, errors by the SDK's exception
+mapping and its status table. `mcpsite/tests/test_direct.py` holds the two answers equal, call by call.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from mcpsite.core.jsonutil import dumps
 from mcpsite.tracing import recording
 
 from . import dispatch, idempotency, jsonrpc, registry
+from .refusals import send_refusal
 from .registry import CallContext, ToolSpec
 from .server import tool_call_result
 
@@ -104,7 +106,11 @@ class DirectCalls:
         call = await self.plain_call(scope, modern=modern)
         if call is None:
             return False
-        status, reply = await self._reply(scope, call)
+        try:
+            status, reply = await self._reply(scope, call)
+        except dispatch.NotAdmitted as refused:  # the request's count, taken first in the call's thread
+            await send_refusal(send, refused.error, request_id=call.request_id)
+            return True
         payload = dumps(reply).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -147,9 +153,12 @@ class DirectCalls:
         """(status, JSON-RPC response) of the call, as the SDK's transport for its revision writes them."""
         call_ctx, groups = self.context_of(scope)
         call_ctx = idempotency.keyed(dataclasses.replace(call_ctx, protocol=call.version), params=call.params)
-        running = dispatch.acall_tool(call_ctx, call.spec.name, call.params.get("arguments"), groups)
+        admission = scope.get(dispatch.SCOPE_ADMISSION)
+        running = dispatch.acall_tool(call_ctx, call.spec.name, call.params.get("arguments"), groups, admission)
         try:
             shaped = self._shaped(await tool_call_result(running, call.spec, call_ctx, scope), call)
+        except dispatch.NotAdmitted:
+            raise
         except Exception as exc:  # the SDK's mapping: MCPError's own error, else an internal error, logged
             error = handler_exception_to_error_data(exc)
             if error is None:

@@ -8,6 +8,7 @@ wire format; nothing in a transport knows a domain.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import time
@@ -226,6 +227,44 @@ def account(ctx: CallContext, tool: Any = None) -> None:
     refuse_call(ctx, tool, refused)
 
 
+class NotAdmitted(Exception):
+    """The accounting stage refused a whole request (its key's rate, or a limiter that cannot count): the door
+    answers it as a refusal, never as the result of the call it carries."""
+
+    def __init__(self, error: ApplicationError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+# Where the ingress leaves an MCP request's Admission.
+SCOPE_ADMISSION = "mcpsite.admission"
+
+
+@dataclasses.dataclass(eq=False)
+class Admission:
+    """One request's count by the accounting stage, taken exactly once: by its transport before it does anything
+    else for the request, or, for a plain tools/call, first in the call's own worker thread (one hop for both)."""
+
+    ctx: CallContext
+    tool: Any = None
+    taken: bool = False
+
+    def take(self) -> None:
+        """Count the request (from a worker thread); NotAdmitted when the stage refuses it."""
+        if self.taken:
+            return
+        self.taken = True
+        try:
+            account(self.ctx, self.tool)
+        except ApplicationError as error:
+            raise NotAdmitted(error) from None
+
+    async def atake(self) -> None:
+        """`take` from async code, in a worker thread unless it is already taken."""
+        if not self.taken:
+            await _take_in_thread(self)
+
+
 def refuse_call(ctx: CallContext, tool: Any, refusal: ApplicationError) -> None:
     """Raise `refusal` for a tools/call of `tool` refused at the door, audited as the stages' refusals are."""
     with audited(ctx, tool) as frame:
@@ -271,27 +310,43 @@ def record_refused_call(ctx: CallContext, name: Any, error_code: str) -> None:
     audit(ctx, str(name)[:100], ToolCall.Outcome.ERROR, error_code, started, group=spec.group if spec else "")
 
 
-_call_in_tool_thread = threads.in_worker_thread(call_tool)
-_call_in_upstream_thread = threads.in_worker_thread(call_tool, kind="upstream")
+def _admitted_call(
+    ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None, admission: Admission | None
+) -> ToolResult:
+    if admission is not None:
+        admission.take()
+    return call_tool(ctx, name, arguments, groups)
+
+
+_call_in_tool_thread = threads.in_worker_thread(_admitted_call)
+_call_in_upstream_thread = threads.in_worker_thread(_admitted_call, kind="upstream")
 arecord_refused_call = threads.in_worker_thread(record_refused_call)
-aaccount = threads.in_worker_thread(account)
+_take_in_thread = threads.in_worker_thread(Admission.take)
 _authorize_at_door_in_thread = threads.in_worker_thread(authorize_at_door)
 
 
-async def aauthorize_at_door(ctx: CallContext, tool: Any, groups: Iterable[str] | None) -> None:
-    """`authorize_at_door` from async code, in a worker thread only for a call it may refuse (it reads the user's
-    permissions and audits)."""
-    if _beyond_token_scopes(ctx, tool, groups) is not None:
-        await _authorize_at_door_in_thread(ctx, tool, groups)
+async def aauthorize_at_door(admission: Admission, groups: Iterable[str] | None) -> None:
+    """`authorize_at_door` from async code for the admission's call, in a worker thread only for a call it may
+    refuse (it reads the user's permissions and audits), once the request is counted."""
+    if _beyond_token_scopes(admission.ctx, admission.tool, groups) is not None:
+        await admission.atake()
+        await _authorize_at_door_in_thread(admission.ctx, admission.tool, groups)
 
 
-async def acall_tool(ctx: CallContext, name: Any, arguments: Any, groups: Iterable[str] | None = None) -> ToolResult:
+async def acall_tool(
+    ctx: CallContext,
+    name: Any,
+    arguments: Any,
+    groups: Iterable[str] | None = None,
+    admission: Admission | None = None,
+) -> ToolResult:
     """`call_tool` from async code: in the upstream pool for upstream-bound tools, else the tool pool; at most
-    MCP_KEY_CONCURRENCY of one key's calls hold threads at once, MCP_KEY_UPSTREAM_THREADS of them upstream ones."""
+    MCP_KEY_CONCURRENCY of one key's calls hold threads at once, MCP_KEY_UPSTREAM_THREADS of them upstream ones.
+    `admission`: the request's count, still to take; it is taken first in the call's thread (NotAdmitted)."""
     spec = registry.get(name) if isinstance(name, str) else None
     if spec is not None and spec.upstream:
         # The upstream share first: a call waiting for it holds none of the key's other slots.
         async with caps.key_upstream_slot(ctx.api_key), caps.key_slot(ctx.api_key):
-            return await _call_in_upstream_thread(ctx, name, arguments, groups)
+            return await _call_in_upstream_thread(ctx, name, arguments, groups, admission)
     async with caps.key_slot(ctx.api_key):
-        return await _call_in_tool_thread(ctx, name, arguments, groups)
+        return await _call_in_tool_thread(ctx, name, arguments, groups, admission)

@@ -1,10 +1,10 @@
 """MCP Streamable HTTP at `/mcp` (every group the key may use) and `/mcp/<group>`, behind the ingress.
 
 An ASGI app around the SDK's `StreamableHTTPSessionManager`, one per protocol era. The ingress (mcpsite.guard) has
-checked the host, read and bounded the body, resolved the principal and counted the request; here the principal
-becomes the SDK's authenticated user (sessions are bound to it), the whitespace around `Mcp-*` header values is
-trimmed, and the per-key caps of the process apply (caps.py): `subscriptions/listen` streams, and stateful
-sessions.
+checked the host, read and bounded the body and resolved the principal; here the request is counted (the ingress's
+Admission: a plain call first in its worker thread, any other request before the SDK sees it), the principal becomes
+the SDK's authenticated user (sessions are bound to it), the whitespace around `Mcp-*` header values is trimmed, and
+the per-key caps of the process apply (caps.py): `subscriptions/listen` streams, and stateful sessions.
 
 2026-07-28 requests (an `MCP-Protocol-Version` that names no handshake revision) go to a stateless manager in SSE
 mode: a reply is JSON unless its handler notifies (progress), and a listen stream is SSE. 2025-11-25 requests go
@@ -121,6 +121,20 @@ async def buffer_body(receive, limit: int):
     return body, replay(body, receive)
 
 
+async def _admitted(scope, send) -> bool:
+    """Take the request's count (the ingress's Admission) before the SDK acts on it; False when it was refused and
+    the refusal is sent."""
+    admission = scope.get(dispatch.SCOPE_ADMISSION)
+    if admission is None:
+        return True
+    try:
+        await admission.atake()
+    except dispatch.NotAdmitted as refused:
+        await send_refusal(send, refused.error, request_id=jsonrpc.request_id(scope.get(jsonrpc.SCOPE_JSON)))
+        return False
+    return True
+
+
 def _jsonrpc_method(scope) -> str | None:
     """The method of a single JSON-RPC message, as the ingress parsed it; None for anything else, unreadable JSON
     included (the SDK answers that with its parse error)."""
@@ -217,6 +231,11 @@ class McpHttpApp:
         send = refusing(idempotency.marking_replays(send, keys), scope)
         body = await _body(scope, receive)
         receive = replay(body, receive)
+        modern = is_modern_request(scope)
+        if await self.direct.answer(scope, send, modern=modern):  # counted in the call's worker thread
+            return
+        if not await _admitted(scope, send):
+            return
         if api_key is not None:
             # Sessions are bound to this principal by the SDK.
             token = AccessToken(token=api_key.digest, client_id=f"apikey:{api_key.pk}", scopes=list(api_key.scopes))
@@ -226,9 +245,6 @@ class McpHttpApp:
                 too_many = RateLimited("Too many open MCP sessions for this API key; close one (DELETE) or wait")
                 await send_refusal(send, too_many)
                 return
-        modern = is_modern_request(scope)
-        if await self.direct.answer(scope, send, modern=modern):
-            return
         if not modern:
             if self.manager.stateless or api_key is None:
                 await self.manager.handle_request(scope, receive, send)

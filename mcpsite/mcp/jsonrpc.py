@@ -146,6 +146,12 @@ def handle_one(message: Any, ctx: CallContext, groups=None, *, allow_tool_method
     }
 
 
+def request_id(message: Any) -> str | int | None:
+    """The id of a single request, for the refusal of the whole request; None when it has no valid one."""
+    value = message.get("id") if isinstance(message, dict) else None
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
 def called_tool(message: Any, *, tool_methods: bool = False) -> Any:
     """The tool a message calls (`tools/call`'s name, or with `tool_methods` (/rpc) a method naming a tool), for the
     audit of a call refused for the key's rate; None for anything else."""

@@ -59,6 +59,68 @@ async def test_a_tool_outside_the_keys_scopes_counts_too(make_api_key, rate_cloc
     assert refused.count(ToolCall.Outcome.RATE_LIMITED) == 1
 
 
+def _plain_call(modern: bool) -> tuple[dict, list[tuple[bytes, bytes]]]:
+    """A plain tools/call of test_echo (answered by mcpsite/mcp/direct.py) with its revision's headers."""
+    params = {"name": "test_echo", "arguments": {"text": "hi"}}
+    if not modern:
+        return {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}, []
+    message = envelope(5, "tools/call", params)
+    return message, routing_headers(message)
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_a_plain_call_is_counted_once_in_its_own_thread_before_the_tool_runs(
+    make_api_key, rate_clock, monkeypatch, modern
+):
+    """The count travels with a plain call into its worker thread (no hop of its own): over the rate, the tool does
+    not run and the answer is the ingress's refusal (429, the request's id, `Retry-After`, the security headers)."""
+    from mcpsite.mcp import dispatch
+
+    hops: list[object] = []
+    real_hop = dispatch._take_in_thread
+    monkeypatch.setattr(dispatch, "_take_in_thread", lambda admission: hops.append(admission) or real_hop(admission))
+    message, headers = _plain_call(modern)
+    _limited, raw = await sync_to_async(make_api_key)(rate="3/m")
+    _control, control_raw = await sync_to_async(make_api_key)(name="control", rate="100/m")
+    async with running_site() as app:
+        answers = [await request(app, raw, message, headers=headers) for _ in range(5)]
+        controls = [await request(app, control_raw, message, headers=headers) for _ in range(5)]
+    assert _statuses(answers) == [200, 200, 200, 429, 429] and _statuses(controls) == [200] * 5
+    _status, refused_headers, body = answers[3]
+    assert json.loads(body) == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "error": {"code": 429, "message": json.loads(body)["error"]["message"]},
+    }
+    assert int(refused_headers[b"retry-after"]) >= 1 and refused_headers[b"x-content-type-options"] == b"nosniff"
+    outcomes = await sync_to_async(lambda: list(ToolCall.objects.values_list("outcome", flat=True)))()
+    assert outcomes.count(ToolCall.Outcome.OK) == 8 and outcomes.count(ToolCall.Outcome.RATE_LIMITED) == 2
+    assert hops == []
+
+
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_a_plain_call_whose_count_cannot_be_taken_is_503(api_key, monkeypatch, modern):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from mcpsite.mcp import dispatch
+
+    def down(_api_key):
+        raise RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(dispatch, "over_api_key_rate", down)
+    message, headers = _plain_call(modern)
+    _key, raw = api_key
+    async with running_site() as app:
+        status, answer_headers, body = await request(app, raw, message, headers=headers)
+    assert status == 503 and answer_headers[b"retry-after"] == b"5"
+    assert json.loads(body)["id"] == 5 and json.loads(body)["error"]["code"] == 503
+    assert not await sync_to_async(ToolCall.objects.filter(outcome=ToolCall.Outcome.OK).exists)()
+
+
 @pytest.mark.django_db
 def test_rpc_counts_pings_and_each_element_of_a_batch(rpc, make_api_key, rate_clock):
     _key, raw = make_api_key(rate="3/m")
