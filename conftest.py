@@ -7,9 +7,16 @@ import json
 import pytest
 from django.core.cache import cache, caches
 from django.core.cache.backends.db import DatabaseCache
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from mcpsite.core.scopes import tool_groups
 from mcpsite.mcp import dispatch, subscriptions, threads
+
+# Property tests assert behaviour, not speed: on shared cores an example or its generation may take longer than
+# Hypothesis's default 200 ms deadline and its too-slow check allow, by the machine's load alone.
+hypothesis_settings.register_profile("mcpsite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("mcpsite")
 
 
 def pytest_sessionstart(session):

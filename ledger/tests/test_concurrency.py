@@ -66,14 +66,18 @@ def test_control_without_the_lock_and_constraint_reversals_duplicate(post, monke
     the "not yet reversed" check and both post a reversal."""
     original = post("2024-01-15", ("500", 10000), ("100", -10000))
     n = 2
-    both_read = threading.Barrier(n)
+    both_checked = threading.Barrier(n)
+    real_post = services._post
 
     def unlocked(entry_id):
-        entry = JournalEntry.objects.get(pk=entry_id)  # no FOR UPDATE
-        both_read.wait(timeout=10)  # widen the window: every thread has read before any writes
-        return entry
+        return JournalEntry.objects.get(pk=entry_id)  # no FOR UPDATE
+
+    def post_once_both_checked(**kwargs):
+        both_checked.wait(timeout=30)  # every thread has found it not yet reversed before any writes
+        return real_post(**kwargs)
 
     monkeypatch.setattr(services, "_lock_entry_for_reversal", unlocked)
+    monkeypatch.setattr(services, "_post", post_once_both_checked)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT conname FROM pg_constraint WHERE conrelid = 'ledger_journalentry'::regclass AND contype = 'u'"
