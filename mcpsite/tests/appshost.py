@@ -114,6 +114,7 @@ class AppsHost:
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("dialog", self._dialog)
         page.on("request", self._request)
+        host_bundle()  # bundled before the page asks for it: on a loaded machine esbuild outlasts a navigation's wait
         page.goto(f"{server_url}{HOST_PATH}")
         page.wait_for_function("window.appsHost !== undefined")
 
