@@ -113,6 +113,8 @@ class RequestGuard:
         if kind == MCP:
             try:
                 await self.app(scope, receive, _with_headers(send, SECURITY_HEADERS))
+            except dispatch.NotAdmitted as refused:  # the transport took the count before it answered anything
+                await _refuse(scope, send, refused.error, kind, groups, message, body_read=True)
             finally:
                 if admission is not None:  # whatever the route did, the request is counted
                     with contextlib.suppress(dispatch.NotAdmitted):

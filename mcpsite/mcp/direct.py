@@ -50,7 +50,6 @@ from mcpsite.core.jsonutil import dumps
 from mcpsite.tracing import recording
 
 from . import dispatch, idempotency, jsonrpc, registry
-from .refusals import send_refusal
 from .registry import CallContext, ToolSpec
 from .server import tool_call_result
 
@@ -106,11 +105,7 @@ class DirectCalls:
         call = await self.plain_call(scope, modern=modern)
         if call is None:
             return False
-        try:
-            status, reply = await self._reply(scope, call)
-        except dispatch.NotAdmitted as refused:  # the request's count, taken first in the call's thread
-            await send_refusal(send, refused.error, request_id=call.request_id)
-            return True
+        status, reply = await self._reply(scope, call)  # NotAdmitted: the ingress answers the refused count
         payload = dumps(reply).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -121,20 +121,6 @@ async def buffer_body(receive, limit: int):
     return body, replay(body, receive)
 
 
-async def _admitted(scope, send) -> bool:
-    """Take the request's count (the ingress's Admission) before the SDK acts on it; False when it was refused and
-    the refusal is sent."""
-    admission = scope.get(dispatch.SCOPE_ADMISSION)
-    if admission is None:
-        return True
-    try:
-        await admission.atake()
-    except dispatch.NotAdmitted as refused:
-        await send_refusal(send, refused.error, request_id=jsonrpc.request_id(scope.get(jsonrpc.SCOPE_JSON)))
-        return False
-    return True
-
-
 def _jsonrpc_method(scope) -> str | None:
     """The method of a single JSON-RPC message, as the ingress parsed it; None for anything else, unreadable JSON
     included (the SDK answers that with its parse error)."""
@@ -234,8 +220,8 @@ class McpHttpApp:
         modern = is_modern_request(scope)
         if await self.direct.answer(scope, send, modern=modern):  # counted in the call's worker thread
             return
-        if not await _admitted(scope, send):
-            return
+        if (admission := scope.get(dispatch.SCOPE_ADMISSION)) is not None:
+            await admission.atake()  # before the SDK acts on the request; NotAdmitted is the ingress's to answer
         if api_key is not None:
             # Sessions are bound to this principal by the SDK.
             token = AccessToken(token=api_key.digest, client_id=f"apikey:{api_key.pk}", scopes=list(api_key.scopes))
