@@ -11,8 +11,9 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import os
+import random
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -41,8 +42,16 @@ logger = logging.getLogger("mcpsite.mcp")
 calls_logger = logging.getLogger("mcpsite.calls")
 
 
+# Request ids are labels, not secrets: drawn from a generator of their own (seeded from the OS, again in each forked
+# worker, and never by code that seeds the global one), not from `os.urandom`, whose system call gives the GIL up to
+# a busy worker thread and leaves the event loop waiting to get it back.
+_request_ids = random.Random()
+os.register_at_fork(after_in_child=_request_ids.seed)
+
+
 def new_request_id() -> str:
-    return uuid.uuid4().hex[:16]
+    """16 hex digits naming one request in its logs, spans and audit row."""
+    return f"{_request_ids.getrandbits(64):016x}"
 
 
 def call_context(*, transport: str, api_key=None, protocol: str = "") -> CallContext:

@@ -77,8 +77,14 @@ def _context_from_request(ctx) -> tuple[CallContext, list[str] | None]:
 
 
 def _context_of(scope) -> tuple[CallContext, list[str] | None]:
-    """The transport's context of a request (its principal, its idempotency key) and its endpoint's groups."""
-    call_ctx = dispatch.call_context(transport="http", api_key=scope.get(SCOPE_PRINCIPAL))
+    """The transport's context of a request (its principal, its idempotency key) and its endpoint's groups: the
+    context the ingress counted the request in, so a request has one id in its refusal, its call and its audit."""
+    admission = scope.get(dispatch.SCOPE_ADMISSION)
+    call_ctx = (
+        admission.ctx
+        if admission is not None
+        else dispatch.call_context(transport="http", api_key=scope.get(SCOPE_PRINCIPAL))
+    )
     if (keys := scope.get(SCOPE_IDEMPOTENCY)) is not None:
         call_ctx = dataclasses.replace(call_ctx, idempotency=keys)
     return call_ctx, scope.get(SCOPE_GROUPS)

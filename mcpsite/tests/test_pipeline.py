@@ -121,6 +121,47 @@ async def test_a_plain_call_whose_count_cannot_be_taken_is_503(api_key, monkeypa
     assert not await sync_to_async(ToolCall.objects.filter(outcome=ToolCall.Outcome.OK).exists)()
 
 
+@pytest.mark.anyio
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_a_request_has_one_id_from_its_count_to_its_audit_row(api_key, monkeypatch, modern):
+    from mcpsite.mcp import dispatch
+
+    drawn: list[str] = []
+    real = dispatch.new_request_id
+    monkeypatch.setattr(dispatch, "new_request_id", lambda: drawn.append(real()) or drawn[-1])
+    message, headers = _plain_call(modern)
+    async with running_site() as app:
+        status, _headers, _body = await request(app, api_key[1], message, headers=headers)
+    audited = await sync_to_async(lambda: list(ToolCall.objects.values_list("request_id", flat=True)))()
+    assert status == 200 and len(drawn) == 1 and audited == drawn
+
+
+def test_request_ids_differ_in_each_forked_worker():
+    """Ids come from a generator of the process's own (not os.urandom): a worker forked from the same parent
+    draws its own, and seeding the global generator (as Hypothesis does) does not repeat them."""
+    import os
+    import random
+    import re
+
+    from mcpsite.mcp import dispatch
+
+    random.seed(0)
+    first = dispatch.new_request_id()
+    random.seed(0)
+    assert dispatch.new_request_id() != first and re.fullmatch(r"[0-9a-f]{16}", first)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe and leaves at once
+        os.write(write, dispatch.new_request_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    in_child = os.read(read, 64).decode()
+    os.close(read)
+    assert re.fullmatch(r"[0-9a-f]{16}", in_child) and in_child != dispatch.new_request_id()
+
+
 @pytest.mark.django_db
 def test_rpc_counts_pings_and_each_element_of_a_batch(rpc, make_api_key, rate_clock):
     _key, raw = make_api_key(rate="3/m")
