@@ -146,10 +146,14 @@ def test_request_ids_differ_in_each_forked_worker():
 
     from mcpsite.mcp import dispatch
 
-    random.seed(0)
-    first = dispatch.new_request_id()
-    random.seed(0)
-    assert dispatch.new_request_id() != first and re.fullmatch(r"[0-9a-f]{16}", first)
+    state = random.getstate()  # the global generator is the other tests' too
+    try:
+        random.seed(0)
+        first = dispatch.new_request_id()
+        random.seed(0)
+        assert dispatch.new_request_id() != first and re.fullmatch(r"[0-9a-f]{16}", first)
+    finally:
+        random.setstate(state)
     read, write = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - the child reports through the pipe and leaves at once
